@@ -1,0 +1,119 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/apictl/apictl/pkg/flags"
+	"github.com/apictl/apictl/pkg/output"
+)
+
+func newFlagsCmd(streams Streams) *cobra.Command {
+	return groupCmd("flags", "List, validate and show the settings of apictl serve",
+		newFlagsListCmd(streams),
+		newFlagsValidateCmd(streams),
+		newFlagsShowCmd(streams),
+	)
+}
+
+func newFlagsListCmd(streams Streams) *cobra.Command {
+	var section, format string
+	cmd := &cobra.Command{
+		Use:   "list [--section NAME] [-o table|json|yaml|markdown]",
+		Short: "List every flag of apictl serve with its type, default and environment variable",
+		Args:  noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			f, err := output.ParseFormat(format, flags.ListFormats...)
+			if err != nil {
+				return usageError{err}
+			}
+			fss := flags.NewServerOptions().Flags()
+			infos := flags.Describe(&fss)
+			if section != "" {
+				infos, err = filterSection(infos, fss.Order, section)
+				if err != nil {
+					return usageError{err}
+				}
+			}
+			return flags.WriteList(streams.Out, infos, f, streams.OutIsTerminal)
+		},
+	}
+	cmd.Flags().StringVar(&section, "section", "", `Only list this section, such as "secure serving" or etcd`)
+	cmd.Flags().StringVarP(&format, "output", "o", string(output.FormatTable), "Output format: table, json, yaml or markdown")
+	return cmd
+}
+
+func filterSection(infos []flags.FlagInfo, sections []string, name string) ([]flags.FlagInfo, error) {
+	var out []flags.FlagInfo
+	for _, info := range infos {
+		if info.Section == name {
+			out = append(out, info)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("unknown section %q: use one of %q", name, sections)
+	}
+	return out, nil
+}
+
+func newFlagsValidateCmd(streams Streams) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "validate [--config FILE] [serve flags...] [-o table|json|yaml]",
+		Short: "Run the checks apictl serve runs, starting nothing",
+		Long: "Validate a configuration of apictl serve: merge the flags, the APICTL_* environment and the --config\n" +
+			"file, complete and validate them exactly as serve does, and report every problem at once.\n" +
+			"Exit status: 0 valid, 1 invalid, 2 usage error.",
+		Args: noArgs,
+	}
+	cmd.Flags().StringVarP(&format, "output", "o", string(output.FormatTable), "Output format: table, json or yaml")
+	sf := bindServerFlags(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		f, err := output.ParseFormat(format, flags.ReportFormats...)
+		if err != nil {
+			return usageError{err}
+		}
+		e := sf.evaluate(cmd)
+		if err := flags.WriteValidation(streams.Out, e, f, streams.OutIsTerminal); err != nil {
+			return err
+		}
+		if !e.Valid() {
+			return exitError{ExitFailure}
+		}
+		return nil
+	}
+	return cmd
+}
+
+func newFlagsShowCmd(streams Streams) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "show [--config FILE] [serve flags...] [-o table|json|yaml]",
+		Short: "Show the effective settings of apictl serve and where each came from",
+		Long: "Show every setting of apictl serve after merging flags, the APICTL_* environment and the --config file,\n" +
+			"and completing defaults that follow from other settings, with each value's source: flag, environment,\n" +
+			"config file or default. Problems are reported on stderr; the exit status is 1 when there are errors.",
+		Args: noArgs,
+	}
+	cmd.Flags().StringVarP(&format, "output", "o", string(output.FormatTable), "Output format: table, json or yaml")
+	sf := bindServerFlags(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		f, err := output.ParseFormat(format, flags.ReportFormats...)
+		if err != nil {
+			return usageError{err}
+		}
+		e := sf.evaluate(cmd)
+		if err := flags.WriteSettings(streams.Out, flags.Settings(&sf.sets, e.Sources), f, streams.OutIsTerminal); err != nil {
+			return err
+		}
+		if err := flags.WriteProblems(streams.ErrOut, e); err != nil {
+			return err
+		}
+		if !e.Valid() {
+			return exitError{ExitFailure}
+		}
+		return nil
+	}
+	return cmd
+}

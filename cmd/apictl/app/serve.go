@@ -1,0 +1,50 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/apictl/apictl/pkg/flags"
+)
+
+// serveRun is what `apictl serve` hands its run function: checked options and where to report.
+type serveRun struct {
+	options *flags.ServerOptions
+	streams Streams
+}
+
+// newServeCmd builds `apictl serve`. runF replaces the run function in tests that only need the
+// parsed options.
+func newServeCmd(streams Streams, runF func(context.Context, *serveRun) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the API server",
+		Long: "Run the API server: TLS with client-certificate and token authentication on --secure-port, plain HTTP\n" +
+			"without authentication on the loopback --insecure-port, objects stored in etcd (embedded unless\n" +
+			"--etcd-servers is given). Every flag can also be set as APICTL_<FLAG> in the environment or as a key\n" +
+			"in the --config file; flags win over the environment, which wins over the file.",
+		Args: noArgs,
+	}
+	sf := bindServerFlags(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		e := sf.evaluate(cmd)
+		if err := flags.WriteProblems(streams.ErrOut, e); err != nil {
+			return err
+		}
+		if !e.Valid() {
+			return exitError{ExitFailure}
+		}
+		run := &serveRun{options: sf.options, streams: streams}
+		if runF != nil {
+			return runF(cmd.Context(), run)
+		}
+		return runServe(cmd.Context(), run)
+	}
+	return cmd
+}
+
+func runServe(_ context.Context, _ *serveRun) error {
+	return fmt.Errorf("%w: the configuration is valid (see apictl flags show), but this build does not serve", notAvailable("apictl serve"))
+}

@@ -1,0 +1,81 @@
+package flags
+
+import (
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// EtcdOptions say where objects are stored: an embedded etcd in the data dir, or an external cluster.
+type EtcdOptions struct {
+	// Servers are the client URLs of an external etcd cluster. Empty means an embedded etcd.
+	Servers []string
+	// Prefix is prepended to every key apictl writes, so several servers can share a cluster.
+	Prefix string
+	// CAFile, CertFile and KeyFile secure the connection to an external cluster.
+	CAFile, CertFile, KeyFile string
+	// CompactionInterval is how often old revisions are compacted (0: never).
+	CompactionInterval time.Duration
+	// HealthcheckTimeout bounds the etcd health check.
+	HealthcheckTimeout time.Duration
+}
+
+// NewEtcdOptions returns kube's defaults.
+func NewEtcdOptions() *EtcdOptions {
+	return &EtcdOptions{
+		Prefix:             "/registry",
+		CompactionInterval: 5 * time.Minute,
+		HealthcheckTimeout: 2 * time.Second,
+	}
+}
+
+// AddFlags registers the etcd flags with the current values as defaults.
+func (o *EtcdOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&o.Servers, "etcd-servers", o.Servers,
+		"List of etcd servers to connect with (scheme://ip:port), comma separated. If empty, an embedded etcd is started in <data-dir>/etcd.")
+	fs.StringVar(&o.Prefix, "etcd-prefix", o.Prefix, "The prefix to prepend to all resource paths in etcd.")
+	fs.StringVar(&o.CAFile, "etcd-cafile", o.CAFile, "SSL Certificate Authority file used to secure etcd communication.")
+	fs.StringVar(&o.CertFile, "etcd-certfile", o.CertFile, "SSL certification file used to secure etcd communication.")
+	fs.StringVar(&o.KeyFile, "etcd-keyfile", o.KeyFile, "SSL key file used to secure etcd communication.")
+	fs.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", o.CompactionInterval,
+		"The interval of compaction requests. If 0, compaction requests from the apiserver are disabled.")
+	fs.DurationVar(&o.HealthcheckTimeout, "etcd-healthcheck-timeout", o.HealthcheckTimeout,
+		"The timeout to use when checking etcd health.")
+}
+
+// Complete has nothing to fill in: an empty server list deliberately means the embedded etcd.
+func (o *EtcdOptions) Complete() error { return nil }
+
+// Validate reports every problem with the etcd settings.
+func (o *EtcdOptions) Validate() []error {
+	const s = SectionEtcd
+	var errs []error
+	add := func(p *Problem) {
+		if p != nil {
+			errs = append(errs, p)
+		}
+	}
+	for _, server := range o.Servers {
+		u, err := url.Parse(server)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add(problemf(s, "etcd-servers", server, "must be an http:// or https:// URL with a host, like https://10.0.0.1:2379"))
+		}
+	}
+	if o.Prefix == "" || !strings.HasPrefix(o.Prefix, "/") {
+		add(problemf(s, "etcd-prefix", o.Prefix, "must start with /, like /registry"))
+	}
+	if (o.CertFile == "") != (o.KeyFile == "") {
+		add(problemf(s, "etcd-certfile", o.CertFile, "and --etcd-keyfile must be given together: the client certificate needs its key"))
+	}
+	if len(o.Servers) == 0 && (o.CAFile != "" || o.CertFile != "" || o.KeyFile != "") {
+		add(problemf(s, "etcd-servers", "", "must be given with --etcd-cafile, --etcd-certfile or --etcd-keyfile: the embedded etcd does not use them"))
+	}
+	add(checkReadableFile(s, "etcd-cafile", o.CAFile))
+	add(checkReadableFile(s, "etcd-certfile", o.CertFile))
+	add(checkReadableFile(s, "etcd-keyfile", o.KeyFile))
+	add(checkNotNegative(s, "etcd-compaction-interval", o.CompactionInterval))
+	add(checkPositive(s, "etcd-healthcheck-timeout", o.HealthcheckTimeout))
+	return errs
+}

@@ -1,0 +1,147 @@
+package flags
+
+import (
+	"crypto/tls"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// SecureServingOptions configure the TLS listener.
+type SecureServingOptions struct {
+	// BindAddress is the IP to listen on; 0.0.0.0 or :: listens on every interface.
+	BindAddress string
+	// BindPort is the TLS port; 0 turns secure serving off.
+	BindPort int
+	// CertDir holds the self-signed PKI when no certificate files are given. Completed to <data-dir>/pki.
+	CertDir string
+	// CertFile and KeyFile are the serving pair; when empty a pair is made in CertDir.
+	CertFile, KeyFile string
+	// MinTLSVersion is a crypto/tls version name such as VersionTLS12.
+	MinTLSVersion string
+	// CipherSuites are crypto/tls cipher suite names; empty means Go's defaults.
+	CipherSuites []string
+	// HTTP2MaxStreamsPerConnection bounds concurrent HTTP/2 streams per client connection.
+	HTTP2MaxStreamsPerConnection int
+}
+
+// NewSecureServingOptions returns kube-apiserver's defaults.
+func NewSecureServingOptions() *SecureServingOptions {
+	return &SecureServingOptions{
+		BindAddress:                  "0.0.0.0",
+		BindPort:                     6443,
+		MinTLSVersion:                "VersionTLS12",
+		HTTP2MaxStreamsPerConnection: 250,
+	}
+}
+
+// tlsVersions maps the names --tls-min-version accepts to crypto/tls versions.
+var tlsVersions = map[string]uint16{
+	"VersionTLS10": tls.VersionTLS10,
+	"VersionTLS11": tls.VersionTLS11,
+	"VersionTLS12": tls.VersionTLS12,
+	"VersionTLS13": tls.VersionTLS13,
+}
+
+// TLSVersion returns the crypto/tls version for a --tls-min-version name.
+func TLSVersion(name string) (uint16, bool) {
+	v, ok := tlsVersions[name]
+	return v, ok
+}
+
+// CipherSuite returns the crypto/tls ID of a cipher suite name, secure or not.
+func CipherSuite(name string) (uint16, bool) {
+	for _, list := range [][]*tls.CipherSuite{tls.CipherSuites(), tls.InsecureCipherSuites()} {
+		for _, c := range list {
+			if c.Name == name {
+				return c.ID, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func cipherSuiteNames(list []*tls.CipherSuite) string {
+	names := make([]string, len(list))
+	for i, c := range list {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// AddFlags registers the secure serving flags with the current values as defaults.
+func (o *SecureServingOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress,
+		"The IP address on which to listen for the --secure-port port. If blank or an unspecified address (0.0.0.0 or ::), all interfaces are used.")
+	fs.IntVar(&o.BindPort, "secure-port", o.BindPort, "The port on which to serve HTTPS with authentication and authorization. If 0, don't serve HTTPS at all.")
+	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir,
+		"The directory where the TLS certs are located. If --tls-cert-file and --tls-private-key-file are provided, this flag will be ignored. If blank, <data-dir>/pki.")
+	fs.StringVar(&o.CertFile, "tls-cert-file", o.CertFile,
+		"File containing the default x509 Certificate for HTTPS. (CA cert, if any, concatenated after server cert). If HTTPS serving is enabled, and --tls-cert-file and "+
+			"--tls-private-key-file are not provided, a self-signed certificate and key are generated in --cert-dir.")
+	fs.StringVar(&o.KeyFile, "tls-private-key-file", o.KeyFile, "File containing the default x509 private key matching --tls-cert-file.")
+	fs.StringVar(&o.MinTLSVersion, "tls-min-version", o.MinTLSVersion,
+		"Minimum TLS version supported. Possible values: VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13")
+	fs.StringSliceVar(&o.CipherSuites, "tls-cipher-suites", o.CipherSuites,
+		"Comma-separated list of cipher suites for the server. If omitted, the default Go cipher suites will be used.\n"+
+			"Preferred values: "+cipherSuiteNames(tls.CipherSuites())+".\n"+
+			"Insecure values: "+cipherSuiteNames(tls.InsecureCipherSuites())+".")
+	fs.IntVar(&o.HTTP2MaxStreamsPerConnection, "http2-max-streams-per-connection", o.HTTP2MaxStreamsPerConnection,
+		"The limit that the server gives to clients for the maximum number of streams in an HTTP/2 connection. Zero means to use golang's default.")
+}
+
+// Complete has nothing of its own to fill in; the cert dir defaults from the data dir in ServerOptions.
+func (o *SecureServingOptions) Complete() error { return nil }
+
+// Validate reports every problem with the secure serving settings.
+func (o *SecureServingOptions) Validate() []error {
+	const s = SectionSecureServing
+	var errs []error
+	add := func(p *Problem) {
+		if p != nil {
+			errs = append(errs, p)
+		}
+	}
+	add(checkIP(s, "bind-address", o.BindAddress))
+	add(checkPort(s, "secure-port", o.BindPort, "secure serving"))
+	switch {
+	case o.CertFile != "" && o.KeyFile == "":
+		add(problemf(s, "tls-private-key-file", "", "must be given with --tls-cert-file: the certificate needs its key"))
+	case o.CertFile == "" && o.KeyFile != "":
+		add(problemf(s, "tls-cert-file", "", "must be given with --tls-private-key-file: the key needs its certificate"))
+	}
+	certProblem := checkReadableFile(s, "tls-cert-file", o.CertFile)
+	keyProblem := checkReadableFile(s, "tls-private-key-file", o.KeyFile)
+	add(certProblem)
+	add(keyProblem)
+	if o.CertFile != "" && o.KeyFile != "" && certProblem == nil && keyProblem == nil {
+		if _, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile); err != nil {
+			add(problemf(s, "tls-private-key-file", o.KeyFile, "does not go with --tls-cert-file %s: %v", o.CertFile, err))
+		}
+	}
+	version, ok := TLSVersion(o.MinTLSVersion)
+	if !ok {
+		names := make([]string, 0, len(tlsVersions))
+		for n := range tlsVersions {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		add(problemf(s, "tls-min-version", o.MinTLSVersion, "is not a TLS version: use one of %s", strings.Join(names, ", ")))
+	}
+	for _, name := range o.CipherSuites {
+		if _, ok := CipherSuite(name); !ok {
+			add(problemf(s, "tls-cipher-suites", name, "is not a cipher suite Go knows: see --help for the names"))
+		}
+	}
+	if ok && version == tls.VersionTLS13 && len(o.CipherSuites) > 0 {
+		add(problemf(s, "tls-cipher-suites", strings.Join(o.CipherSuites, ","),
+			"cannot be set when --tls-min-version is VersionTLS13: TLS 1.3 cipher suites are not configurable"))
+	}
+	if o.HTTP2MaxStreamsPerConnection < 0 {
+		add(problemf(s, "http2-max-streams-per-connection", strconv.Itoa(o.HTTP2MaxStreamsPerConnection),
+			"can not be negative: use 0 for Go's default or a positive number"))
+	}
+	return errs
+}

@@ -1,0 +1,145 @@
+// Package flags holds the option sections of `apictl serve`: their flags, defaults, completion and
+// validation, the merging of flags with the environment and a config file, and the reports that
+// `apictl flags` prints about them.
+package flags
+
+import (
+	"net"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/pflag"
+)
+
+// Section is what every option section implements.
+type Section interface {
+	AddFlags(fs *pflag.FlagSet)
+	Complete() error
+	Validate() []error
+}
+
+// ServerOptions are all the settings of `apictl serve`, one field per help section.
+type ServerOptions struct {
+	Generic         *GenericOptions
+	Etcd            *EtcdOptions
+	SecureServing   *SecureServingOptions
+	InsecureServing *InsecureServingOptions
+	Features        *FeatureOptions
+	Authentication  *AuthenticationOptions
+	Authorization   *AuthorizationOptions
+	APIEnablement   *APIEnablementOptions
+	Logs            *LogsOptions
+
+	// ConfigFile is a YAML file whose keys are flag names; flags and the environment override it.
+	ConfigFile string
+
+	// warnings collects what Complete changed on the user's behalf.
+	warnings []*Problem
+	// sources, when known, say which values the user chose, so that Complete warns only about those.
+	sources Sources
+}
+
+// NewServerOptions returns every section with its defaults.
+func NewServerOptions() *ServerOptions {
+	return &ServerOptions{
+		Generic:         NewGenericOptions(),
+		Etcd:            NewEtcdOptions(),
+		SecureServing:   NewSecureServingOptions(),
+		InsecureServing: NewInsecureServingOptions(),
+		Features:        NewFeatureOptions(),
+		Authentication:  NewAuthenticationOptions(),
+		Authorization:   NewAuthorizationOptions(),
+		APIEnablement:   NewAPIEnablementOptions(),
+		Logs:            NewLogsOptions(),
+	}
+}
+
+// sections pairs each section with its name, in help order.
+func (o *ServerOptions) sections() []struct {
+	name    string
+	section Section
+} {
+	return []struct {
+		name    string
+		section Section
+	}{
+		{SectionGeneric, o.Generic},
+		{SectionEtcd, o.Etcd},
+		{SectionSecureServing, o.SecureServing},
+		{SectionInsecureServing, o.InsecureServing},
+		{SectionFeatures, o.Features},
+		{SectionAuthentication, o.Authentication},
+		{SectionAuthorization, o.Authorization},
+		{SectionAPIEnablement, o.APIEnablement},
+		{SectionLogs, o.Logs},
+	}
+}
+
+// Flags returns the flag sections of `apictl serve`, in help order, ending with the global section
+// that holds --config.
+func (o *ServerOptions) Flags() NamedFlagSets {
+	var fss NamedFlagSets
+	for _, s := range o.sections() {
+		s.section.AddFlags(fss.FlagSet(s.name))
+	}
+	fss.FlagSet(SectionGlobal).StringVar(&o.ConfigFile, ConfigFlag, o.ConfigFile,
+		"YAML file of settings whose keys are flag names (secure-port: 8443). Flags and "+EnvPrefix+"_* environment variables override it.")
+	return fss
+}
+
+// Complete fills in what follows from other settings, then lets each section complete itself.
+func (o *ServerOptions) Complete() error {
+	for _, s := range o.sections() {
+		if err := s.section.Complete(); err != nil {
+			return err
+		}
+	}
+	if o.SecureServing.CertDir == "" && o.Generic.DataDir != "" {
+		o.SecureServing.CertDir = filepath.Join(o.Generic.DataDir, "pki")
+	}
+	if o.Generic.AdvertiseAddress == "" {
+		if ip := net.ParseIP(o.SecureServing.BindAddress); ip != nil && !ip.IsUnspecified() {
+			o.Generic.AdvertiseAddress = ip.String()
+		}
+	}
+	o.warnings = nil
+	if o.Authorization.Has(ModeAlwaysAllow) && o.Authentication.Anonymous {
+		// As kube does: with AlwaysAllow, anonymous access would be full access. Only a user who asked
+		// for anonymous access needs telling; the default quietly yields.
+		o.Authentication.Anonymous = false
+		if src := o.sources["anonymous-auth"]; src != "" && src != SourceDefault {
+			o.warnings = append(o.warnings, problemf(SectionAuthentication, "anonymous-auth", "true",
+				"is not allowed with the AlwaysAllow authorizer: resetting it to false; use another --authorization-mode to admit anonymous requests"))
+		}
+	}
+	return nil
+}
+
+// Validate runs every section's checks and the checks that span sections, and returns all problems.
+func (o *ServerOptions) Validate() []error {
+	var errs []error
+	for _, s := range o.sections() {
+		errs = append(errs, s.section.Validate()...)
+	}
+	sec, insec := o.SecureServing, o.InsecureServing
+	if sec.BindPort != 0 && sec.BindPort == insec.BindPort && addressesOverlap(sec.BindAddress, insec.BindAddress) {
+		errs = append(errs, problemf(SectionInsecureServing, "insecure-port", strconv.Itoa(insec.BindPort),
+			"is also the --secure-port on an overlapping address (%s and %s): give the two listeners different ports", sec.BindAddress, insec.BindAddress))
+	}
+	return errs
+}
+
+// Warnings returns what is allowed but probably not meant, including what Complete changed.
+func (o *ServerOptions) Warnings() []*Problem {
+	return append(append([]*Problem(nil), o.warnings...), o.InsecureServing.Warnings()...)
+}
+
+// addressesOverlap reports whether two bind addresses can collide on one port: equal, or either one
+// unspecified (all interfaces).
+func addressesOverlap(a, b string) bool {
+	ipA, ipB := net.ParseIP(a), net.ParseIP(b)
+	if ipA == nil || ipB == nil {
+		return a == b
+	}
+	return ipA.IsUnspecified() || ipB.IsUnspecified() || ipA.Equal(ipB)
+}
