@@ -63,6 +63,25 @@ func CipherSuite(name string) (uint16, bool) {
 	return 0, false
 }
 
+// TLSVersionNames lists the values --tls-min-version accepts, sorted.
+func TLSVersionNames() []string {
+	names := make([]string, 0, len(tlsVersions))
+	for n := range tlsVersions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// CipherSuiteNames lists every cipher suite name Go knows, secure ones first.
+func CipherSuiteNames() []string {
+	var names []string
+	for _, c := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
 func cipherSuiteNames(list []*tls.CipherSuite) string {
 	names := make([]string, len(list))
 	for i, c := range list {
@@ -123,12 +142,7 @@ func (o *SecureServingOptions) Validate() []error {
 	}
 	version, ok := TLSVersion(o.MinTLSVersion)
 	if !ok {
-		names := make([]string, 0, len(tlsVersions))
-		for n := range tlsVersions {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		add(problemf(s, "tls-min-version", o.MinTLSVersion, "is not a TLS version: use one of %s", strings.Join(names, ", ")))
+		add(problemf(s, "tls-min-version", o.MinTLSVersion, "is not a TLS version: use one of %s", strings.Join(TLSVersionNames(), ", ")))
 	}
 	for _, name := range o.CipherSuites {
 		if _, ok := CipherSuite(name); !ok {

@@ -3,6 +3,7 @@ package app
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -36,5 +37,22 @@ func TestCompletionsCurrent(t *testing.T) {
 				t.Errorf("completions/%s is stale or missing; regenerate with: go test ./cmd/apictl/app -run TestCompletionsCurrent -update", file)
 			}
 		})
+	}
+}
+
+func TestFlagValuesComplete(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{args: []string{"__complete", "serve", "--authorization-mode", ""}, want: "AlwaysAllow\nAlwaysDeny\nABAC\nRBAC\n"},
+		{args: []string{"__complete", "flags", "list", "-o", ""}, want: "table\njson\nyaml\nmarkdown\n"},
+		{args: []string{"__complete", "serve", "--log-format", ""}, want: "text\njson\n"},
+	}
+	for _, tt := range tests {
+		code, out, _ := run(t, false, tt.args...)
+		if code != ExitOK || !strings.HasPrefix(out, tt.want) {
+			t.Errorf("%v: exit %d, completions %q, want prefix %q", tt.args, code, out, tt.want)
+		}
 	}
 }

@@ -40,7 +40,7 @@ func newFlagsListCmd(streams Streams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&section, "section", "", `Only list this section, such as "secure serving" or etcd`)
-	cmd.Flags().StringVarP(&format, "output", "o", string(output.FormatTable), "Output format: table, json, yaml or markdown")
+	addOutputFlag(cmd, &format, formatNames(flags.ListFormats)...)
 	return cmd
 }
 
@@ -67,7 +67,7 @@ func newFlagsValidateCmd(streams Streams) *cobra.Command {
 			"Exit status: 0 valid, 1 invalid, 2 usage error.",
 		Args: noArgs,
 	}
-	cmd.Flags().StringVarP(&format, "output", "o", string(output.FormatTable), "Output format: table, json or yaml")
+	addOutputFlag(cmd, &format, formatNames(flags.ReportFormats)...)
 	sf := bindServerFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		f, err := output.ParseFormat(format, flags.ReportFormats...)
@@ -96,7 +96,7 @@ func newFlagsShowCmd(streams Streams) *cobra.Command {
 			"config file or default. Problems are reported on stderr; the exit status is 1 when there are errors.",
 		Args: noArgs,
 	}
-	cmd.Flags().StringVarP(&format, "output", "o", string(output.FormatTable), "Output format: table, json or yaml")
+	addOutputFlag(cmd, &format, formatNames(flags.ReportFormats)...)
 	sf := bindServerFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		f, err := output.ParseFormat(format, flags.ReportFormats...)

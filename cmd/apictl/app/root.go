@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/apictl/apictl/pkg/output"
 )
 
 // Exit codes. Scripts may rely on them.
@@ -140,4 +142,19 @@ func groupCmd(use, short string, children ...*cobra.Command) *cobra.Command {
 // notAvailable is what a command that a later release fills in says, instead of pretending to work.
 func notAvailable(what string) error {
 	return fmt.Errorf("%s is not available in this build yet", what)
+}
+
+// addOutputFlag registers -o/--output with the formats a command offers, and completes them.
+func addOutputFlag(cmd *cobra.Command, format *string, formats ...string) {
+	cmd.Flags().StringVarP(format, "output", "o", formats[0], "Output format: "+strings.Join(formats, ", "))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// formatNames turns output formats into the strings addOutputFlag takes.
+func formatNames(formats []output.Format) []string {
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = string(f)
+	}
+	return names
 }

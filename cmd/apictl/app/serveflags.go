@@ -25,6 +25,7 @@ func bindServerFlags(cmd *cobra.Command) *serverFlags {
 	for _, name := range sf.sets.Order {
 		cmd.Flags().AddFlagSet(sf.sets.FlagSets[name])
 	}
+	registerValueCompletions(cmd)
 	cmd.SetHelpFunc(func(c *cobra.Command, _ []string) {
 		out := c.OutOrStdout()
 		fmt.Fprintf(out, "%s\n\nUsage:\n  %s\n", c.Long, c.UseLine())
@@ -50,4 +51,30 @@ func printSubcommandFlags(w io.Writer, c *cobra.Command, sf *serverFlags) {
 // evaluate merges the environment and config file into the flags, completes and validates.
 func (sf *serverFlags) evaluate(cmd *cobra.Command) flags.Evaluation {
 	return flags.Evaluate(sf.options, &sf.sets, cmd.Flags())
+}
+
+// registerValueCompletions lets shells complete the flags whose values come from a fixed set, and
+// the file and directory flags with paths.
+func registerValueCompletions(cmd *cobra.Command) {
+	fixed := map[string][]string{
+		"authorization-mode": flags.AuthorizationModes(),
+		"log-format":         {flags.LogFormatText, flags.LogFormatJSON},
+		"tls-min-version":    flags.TLSVersionNames(),
+		"tls-cipher-suites":  flags.CipherSuiteNames(),
+	}
+	for name, values := range fixed {
+		_ = cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+	}
+	for _, name := range []string{"data-dir", "cert-dir"} {
+		_ = cmd.MarkFlagDirname(name)
+	}
+	for _, name := range []string{"tls-cert-file", "tls-private-key-file", "client-ca-file", "etcd-cafile", "etcd-certfile", "etcd-keyfile"} {
+		_ = cmd.MarkFlagFilename(name, "crt", "pem", "key", "cert")
+	}
+	for _, name := range []string{"config", "api-config"} {
+		_ = cmd.MarkFlagFilename(name, "yaml", "yml", "json")
+	}
+	for _, name := range []string{"token-auth-file", "authorization-policy-file"} {
+		_ = cmd.MarkFlagFilename(name)
+	}
 }

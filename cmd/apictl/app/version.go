@@ -32,7 +32,7 @@ func newVersionCmd(streams Streams) *cobra.Command {
 			return usageError{fmt.Errorf("unknown output format %q: use one of text, json, yaml", format)}
 		},
 	}
-	cmd.Flags().StringVarP(&format, "output", "o", "text", "Output format: text, json or yaml")
+	addOutputFlag(cmd, &format, "text", string(output.FormatJSON), string(output.FormatYAML))
 	return cmd
 }
 
