@@ -18,6 +18,9 @@ type Problem struct {
 
 // Error reads like etcd's and kube's flag errors: `--secure-port 70000 must be between 0 and 65535`.
 func (p *Problem) Error() string {
+	if p.Flag == "" {
+		return p.Message
+	}
 	if p.Value == "" {
 		return fmt.Sprintf("--%s %s", p.Flag, p.Message)
 	}

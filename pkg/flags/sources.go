@@ -167,8 +167,8 @@ func unknownEnv(fs *pflag.FlagSet) []*Problem {
 	var warnings []*Problem
 	var names []string
 	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, EnvPrefix+"_") && !known[name] {
+		name, value, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, EnvPrefix+"_") && value != "" && !known[name] {
 			names = append(names, name)
 		}
 	}
