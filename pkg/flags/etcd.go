@@ -51,31 +51,26 @@ func (o *EtcdOptions) Complete() error { return nil }
 // Validate reports every problem with the etcd settings.
 func (o *EtcdOptions) Validate() []error {
 	const s = SectionEtcd
-	var errs []error
-	add := func(p *Problem) {
-		if p != nil {
-			errs = append(errs, p)
-		}
-	}
+	var errs problemList
 	for _, server := range o.Servers {
 		u, err := url.Parse(server)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			add(problemf(s, "etcd-servers", server, "must be an http:// or https:// URL with a host, like https://10.0.0.1:2379"))
+			errs.add(problemf(s, "etcd-servers", server, "must be an http:// or https:// URL with a host, like https://10.0.0.1:2379"))
 		}
 	}
 	if o.Prefix == "" || !strings.HasPrefix(o.Prefix, "/") {
-		add(problemf(s, "etcd-prefix", o.Prefix, "must start with /, like /registry"))
+		errs.add(problemf(s, "etcd-prefix", o.Prefix, "must start with /, like /registry"))
 	}
 	if (o.CertFile == "") != (o.KeyFile == "") {
-		add(problemf(s, "etcd-certfile", o.CertFile, "and --etcd-keyfile must be given together: the client certificate needs its key"))
+		errs.add(problemf(s, "etcd-certfile", o.CertFile, "and --etcd-keyfile must be given together: the client certificate needs its key"))
 	}
 	if len(o.Servers) == 0 && (o.CAFile != "" || o.CertFile != "" || o.KeyFile != "") {
-		add(problemf(s, "etcd-servers", "", "must be given with --etcd-cafile, --etcd-certfile or --etcd-keyfile: the embedded etcd does not use them"))
+		errs.add(problemf(s, "etcd-servers", "", "must be given with --etcd-cafile, --etcd-certfile or --etcd-keyfile: the embedded etcd does not use them"))
 	}
-	add(checkReadableFile(s, "etcd-cafile", o.CAFile))
-	add(checkReadableFile(s, "etcd-certfile", o.CertFile))
-	add(checkReadableFile(s, "etcd-keyfile", o.KeyFile))
-	add(checkNotNegative(s, "etcd-compaction-interval", o.CompactionInterval))
-	add(checkPositive(s, "etcd-healthcheck-timeout", o.HealthcheckTimeout))
+	errs.add(checkReadableFile(s, "etcd-cafile", o.CAFile))
+	errs.add(checkReadableFile(s, "etcd-certfile", o.CertFile))
+	errs.add(checkReadableFile(s, "etcd-keyfile", o.KeyFile))
+	errs.add(checkNotNegative(s, "etcd-compaction-interval", o.CompactionInterval))
+	errs.add(checkPositive(s, "etcd-healthcheck-timeout", o.HealthcheckTimeout))
 	return errs
 }

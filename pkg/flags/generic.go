@@ -127,45 +127,40 @@ func (o *GenericOptions) Complete() error {
 // Validate reports every problem with the generic settings.
 func (o *GenericOptions) Validate() []error {
 	const s = SectionGeneric
-	var errs []error
-	add := func(p *Problem) {
-		if p != nil {
-			errs = append(errs, p)
-		}
-	}
-	add(checkIP(s, "advertise-address", o.AdvertiseAddress))
+	var errs problemList
+	errs.add(checkIP(s, "advertise-address", o.AdvertiseAddress))
 	if h := o.ExternalHostname; h != "" && validation.IsDNS1123Subdomain(strings.ToLower(h)) != nil && net.ParseIP(h) == nil {
-		add(problemf(s, "external-hostname", h, "is neither a DNS name nor an IP address: use a name like api.example.com"))
+		errs.add(problemf(s, "external-hostname", h, "is neither a DNS name nor an IP address: use a name like api.example.com"))
 	}
 	for _, origin := range o.CORSAllowedOrigins {
 		if strings.TrimSpace(origin) == "" {
-			add(problemf(s, "cors-allowed-origins", "", "has an empty entry: remove the stray comma or give a regular expression such as ^https://example\\.com$"))
+			errs.add(problemf(s, "cors-allowed-origins", "", "has an empty entry: remove the stray comma or give a regular expression such as ^https://example\\.com$"))
 			continue
 		}
 		if _, err := regexp.Compile(origin); err != nil {
-			add(problemf(s, "cors-allowed-origins", origin, "is not a valid regular expression: %v", err))
+			errs.add(problemf(s, "cors-allowed-origins", origin, "is not a valid regular expression: %v", err))
 		}
 	}
-	add(checkNotNegativeInt(s, "max-requests-inflight", int64(o.MaxRequestsInFlight), "no limit"))
-	add(checkNotNegativeInt(s, "max-mutating-requests-inflight", int64(o.MaxMutatingRequestsInFlight), "no limit"))
-	add(checkPositive(s, "request-timeout", o.RequestTimeout))
+	errs.add(checkNotNegativeInt(s, "max-requests-inflight", int64(o.MaxRequestsInFlight), "no limit"))
+	errs.add(checkNotNegativeInt(s, "max-mutating-requests-inflight", int64(o.MaxMutatingRequestsInFlight), "no limit"))
+	errs.add(checkPositive(s, "request-timeout", o.RequestTimeout))
 	if o.MinRequestTimeout < 0 {
-		add(problemf(s, "min-request-timeout", strconv.Itoa(o.MinRequestTimeout), "can not be negative: give a number of seconds such as 1800"))
+		errs.add(problemf(s, "min-request-timeout", strconv.Itoa(o.MinRequestTimeout), "can not be negative: give a number of seconds such as 1800"))
 	}
-	add(checkNotNegativeInt(s, "max-request-body-bytes", o.MaxRequestBodyBytes, "no limit"))
-	add(checkNotNegative(s, "shutdown-delay-duration", o.ShutdownDelayDuration))
-	add(checkNotNegative(s, "shutdown-timeout", o.ShutdownTimeout))
-	add(checkNotNegative(s, "livez-grace-period", o.LivezGracePeriod))
-	add(checkPositive(s, "event-ttl", o.EventTTL))
+	errs.add(checkNotNegativeInt(s, "max-request-body-bytes", o.MaxRequestBodyBytes, "no limit"))
+	errs.add(checkNotNegative(s, "shutdown-delay-duration", o.ShutdownDelayDuration))
+	errs.add(checkNotNegative(s, "shutdown-timeout", o.ShutdownTimeout))
+	errs.add(checkNotNegative(s, "livez-grace-period", o.LivezGracePeriod))
+	errs.add(checkPositive(s, "event-ttl", o.EventTTL))
 	if _, gateErrs := features.Parse(o.FeatureGates); len(gateErrs) > 0 {
 		for _, err := range gateErrs {
-			add(problemf(s, "feature-gates", newMapStringString(&o.FeatureGates).String(), "%v", err))
+			errs.add(problemf(s, "feature-gates", newMapStringString(&o.FeatureGates).String(), "%v", err))
 		}
 	}
 	if o.DataDir == "" {
-		add(problemf(s, "data-dir", "", "must not be empty: give a directory such as %s", DefaultDataDir))
+		errs.add(problemf(s, "data-dir", "", "must not be empty: give a directory such as %s", DefaultDataDir))
 	} else if info, err := os.Stat(o.DataDir); err == nil && !info.IsDir() {
-		add(problemf(s, "data-dir", o.DataDir, "is a file, not a directory: give a directory path"))
+		errs.add(problemf(s, "data-dir", o.DataDir, "is a file, not a directory: give a directory path"))
 	}
 	return errs
 }

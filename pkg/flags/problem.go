@@ -63,3 +63,12 @@ func sortProblems(errs []error) {
 		return pi.Value < pj.Value
 	})
 }
+
+// problemList collects the problems a section finds; add ignores nil so checks can be chained.
+type problemList []error
+
+func (l *problemList) add(p *Problem) {
+	if p != nil {
+		*l = append(*l, p)
+	}
+}

@@ -117,44 +117,39 @@ func (o *SecureServingOptions) Complete() error { return nil }
 // Validate reports every problem with the secure serving settings.
 func (o *SecureServingOptions) Validate() []error {
 	const s = SectionSecureServing
-	var errs []error
-	add := func(p *Problem) {
-		if p != nil {
-			errs = append(errs, p)
-		}
-	}
-	add(checkIP(s, "bind-address", o.BindAddress))
-	add(checkPort(s, "secure-port", o.BindPort, "secure serving"))
+	var errs problemList
+	errs.add(checkIP(s, "bind-address", o.BindAddress))
+	errs.add(checkPort(s, "secure-port", o.BindPort, "secure serving"))
 	switch {
 	case o.CertFile != "" && o.KeyFile == "":
-		add(problemf(s, "tls-private-key-file", "", "must be given with --tls-cert-file: the certificate needs its key"))
+		errs.add(problemf(s, "tls-private-key-file", "", "must be given with --tls-cert-file: the certificate needs its key"))
 	case o.CertFile == "" && o.KeyFile != "":
-		add(problemf(s, "tls-cert-file", "", "must be given with --tls-private-key-file: the key needs its certificate"))
+		errs.add(problemf(s, "tls-cert-file", "", "must be given with --tls-private-key-file: the key needs its certificate"))
 	}
 	certProblem := checkReadableFile(s, "tls-cert-file", o.CertFile)
 	keyProblem := checkReadableFile(s, "tls-private-key-file", o.KeyFile)
-	add(certProblem)
-	add(keyProblem)
+	errs.add(certProblem)
+	errs.add(keyProblem)
 	if o.CertFile != "" && o.KeyFile != "" && certProblem == nil && keyProblem == nil {
 		if _, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile); err != nil {
-			add(problemf(s, "tls-private-key-file", o.KeyFile, "does not go with --tls-cert-file %s: %v", o.CertFile, err))
+			errs.add(problemf(s, "tls-private-key-file", o.KeyFile, "does not go with --tls-cert-file %s: %v", o.CertFile, err))
 		}
 	}
 	version, ok := TLSVersion(o.MinTLSVersion)
 	if !ok {
-		add(problemf(s, "tls-min-version", o.MinTLSVersion, "is not a TLS version: use one of %s", strings.Join(TLSVersionNames(), ", ")))
+		errs.add(problemf(s, "tls-min-version", o.MinTLSVersion, "is not a TLS version: use one of %s", strings.Join(TLSVersionNames(), ", ")))
 	}
 	for _, name := range o.CipherSuites {
 		if _, ok := CipherSuite(name); !ok {
-			add(problemf(s, "tls-cipher-suites", name, "is not a cipher suite Go knows: see --help for the names"))
+			errs.add(problemf(s, "tls-cipher-suites", name, "is not a cipher suite Go knows: see --help for the names"))
 		}
 	}
 	if ok && version == tls.VersionTLS13 && len(o.CipherSuites) > 0 {
-		add(problemf(s, "tls-cipher-suites", strings.Join(o.CipherSuites, ","),
+		errs.add(problemf(s, "tls-cipher-suites", strings.Join(o.CipherSuites, ","),
 			"cannot be set when --tls-min-version is VersionTLS13: TLS 1.3 cipher suites are not configurable"))
 	}
 	if o.HTTP2MaxStreamsPerConnection < 0 {
-		add(problemf(s, "http2-max-streams-per-connection", strconv.Itoa(o.HTTP2MaxStreamsPerConnection),
+		errs.add(problemf(s, "http2-max-streams-per-connection", strconv.Itoa(o.HTTP2MaxStreamsPerConnection),
 			"can not be negative: use 0 for Go's default or a positive number"))
 	}
 	return errs

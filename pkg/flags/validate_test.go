@@ -191,7 +191,7 @@ func TestValidate(t *testing.T) {
 			}
 			got := Problems(SectionGeneric, o.Validate())
 			if len(got) != len(tt.want) {
-				t.Fatalf("got %d problems, want %d:\n%s", len(got), len(tt.want), problemList(got))
+				t.Fatalf("got %d problems, want %d:\n%s", len(got), len(tt.want), describeProblems(got))
 			}
 			for i, want := range tt.want {
 				flag, msg, _ := strings.Cut(want, ": ")
@@ -206,7 +206,7 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func problemList(ps []*Problem) string {
+func describeProblems(ps []*Problem) string {
 	var b strings.Builder
 	for _, p := range ps {
 		b.WriteString("  " + p.Error() + "\n")

@@ -58,44 +58,37 @@ func filterSection(infos []flags.FlagInfo, sections []string, name string) ([]fl
 }
 
 func newFlagsValidateCmd(streams Streams) *cobra.Command {
-	var format string
-	cmd := &cobra.Command{
-		Use:   "validate [--config FILE] [serve flags...] [-o table|json|yaml]",
-		Short: "Run the checks apictl serve runs, starting nothing",
-		Long: "Validate a configuration of apictl serve: merge the flags, the APICTL_* environment and the --config\n" +
-			"file, complete and validate them exactly as serve does, and report every problem at once.\n" +
+	return newEvaluateCmd(
+		"validate [--config FILE] [serve flags...] [-o table|json|yaml]",
+		"Run the checks apictl serve runs, starting nothing",
+		"Validate a configuration of apictl serve: merge the flags, the APICTL_* environment and the --config\n"+
+			"file, complete and validate them exactly as serve does, and report every problem at once.\n"+
 			"Exit status: 0 valid, 1 invalid, 2 usage error.",
-		Args: noArgs,
-	}
-	addOutputFlag(cmd, &format, formatNames(flags.ReportFormats)...)
-	sf := bindServerFlags(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		f, err := output.ParseFormat(format, flags.ReportFormats...)
-		if err != nil {
-			return usageError{err}
-		}
-		e := sf.evaluate(cmd)
-		if err := flags.WriteValidation(streams.Out, e, f, streams.OutIsTerminal); err != nil {
-			return err
-		}
-		if !e.Valid() {
-			return exitError{ExitFailure}
-		}
-		return nil
-	}
-	return cmd
+		func(_ *serverFlags, e flags.Evaluation, f output.Format) error {
+			return flags.WriteValidation(streams.Out, e, f, streams.OutIsTerminal)
+		})
 }
 
 func newFlagsShowCmd(streams Streams) *cobra.Command {
-	var format string
-	cmd := &cobra.Command{
-		Use:   "show [--config FILE] [serve flags...] [-o table|json|yaml]",
-		Short: "Show the effective settings of apictl serve and where each came from",
-		Long: "Show every setting of apictl serve after merging flags, the APICTL_* environment and the --config file,\n" +
-			"and completing defaults that follow from other settings, with each value's source: flag, environment,\n" +
+	return newEvaluateCmd(
+		"show [--config FILE] [serve flags...] [-o table|json|yaml]",
+		"Show the effective settings of apictl serve and where each came from",
+		"Show every setting of apictl serve after merging flags, the APICTL_* environment and the --config file,\n"+
+			"and completing defaults that follow from other settings, with each value's source: flag, environment,\n"+
 			"config file or default. Problems are reported on stderr; the exit status is 1 when there are errors.",
-		Args: noArgs,
-	}
+		func(sf *serverFlags, e flags.Evaluation, f output.Format) error {
+			if err := flags.WriteSettings(streams.Out, flags.Settings(&sf.sets, e.Sources), f, streams.OutIsTerminal); err != nil {
+				return err
+			}
+			return flags.WriteProblems(streams.ErrOut, e)
+		})
+}
+
+// newEvaluateCmd builds a command that takes serve's command line, evaluates it as serve would and
+// reports on it; it exits 1 when the configuration is invalid.
+func newEvaluateCmd(use, short, long string, report func(*serverFlags, flags.Evaluation, output.Format) error) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{Use: use, Short: short, Long: long, Args: noArgs}
 	addOutputFlag(cmd, &format, formatNames(flags.ReportFormats)...)
 	sf := bindServerFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -104,10 +97,7 @@ func newFlagsShowCmd(streams Streams) *cobra.Command {
 			return usageError{err}
 		}
 		e := sf.evaluate(cmd)
-		if err := flags.WriteSettings(streams.Out, flags.Settings(&sf.sets, e.Sources), f, streams.OutIsTerminal); err != nil {
-			return err
-		}
-		if err := flags.WriteProblems(streams.ErrOut, e); err != nil {
+		if err := report(sf, e, f); err != nil {
 			return err
 		}
 		if !e.Valid() {
