@@ -2,12 +2,11 @@ package flags
 
 import (
 	"errors"
-	"io/fs"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/apictl/apictl/pkg/routes"
 )
 
 // APIEnablementOptions say which APIs the server offers: the built-in groups, switched on and off by
@@ -58,57 +57,26 @@ func (o *APIEnablementOptions) Complete() error {
 	return nil
 }
 
-// Validate checks the syntax of --runtime-config with kube's messages and that every --api-config path
-// exists. Whether a group version is known is checked against the API model in ServerOptions.
+// Validate checks --runtime-config and --api-config exactly as the server will load them: the
+// syntax of every entry with kube's messages, that each group version and resource it names is
+// served (built in, or declared by a CRD), and that every manifest holds valid, non-colliding
+// CustomResourceDefinitions. Each problem names the entry, or the file and document.
 func (o *APIEnablementOptions) Validate() []error {
 	const s = SectionAPIEnablement
 	var errs []error
-	if len(o.RuntimeConfig) == 1 && o.RuntimeConfig["api/all"] == "false" {
-		errs = append(errs, problemf(s, "runtime-config", "api/all=false",
-			"is an invalid key with only api/all=false: also enable the group versions you want, like api/all=false,v1=true"))
-	}
-	for key, value := range o.RuntimeConfig {
-		pair := key + "=" + value
+	_, err := routes.LoadAPI(o.APIConfig, o.RuntimeConfig)
+	for _, e := range routes.Errors(err) {
+		var crd *routes.CRDError
+		var rc *routes.RuntimeConfigError
 		switch {
-		case key == "api/all" || key == "api/ga" || key == "api/beta" || key == "api/alpha":
-			if value != "true" && value != "false" {
-				errs = append(errs, problemf(s, "runtime-config", pair, "has an invalid value %s=%s: api/* keys take exactly true or false", key, value))
-			}
-		case strings.HasPrefix(key, "api/"):
-			errs = append(errs, problemf(s, "runtime-config", pair, "has an invalid key %s: use api/all, api/ga, api/beta, api/alpha or <group>/<version>", key))
+		case errors.As(e, &crd):
+			errs = append(errs, problemf(s, "api-config", crd.File, "%s", crd.Detail()))
+		case errors.As(e, &rc):
+			errs = append(errs, problemf(s, "runtime-config", rc.Key+"="+rc.Value, "%s", rc.Message))
 		default:
-			if p := checkGroupVersionKey(key, value); p != nil {
-				errs = append(errs, p)
-			}
-		}
-	}
-	for _, path := range o.APIConfig {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, problemf(s, "api-config", path, "does not exist: give a CRD manifest file or a directory of them"))
-		} else if err != nil {
-			errs = append(errs, problemf(s, "api-config", path, "cannot be read: %v", unwrapPathError(err)))
+			errs = append(errs, &Problem{Section: s, Message: e.Error()})
 		}
 	}
 	sortProblems(errs)
 	return errs
-}
-
-// checkGroupVersionKey checks a <group>/<version>[/<resource>] key and its value.
-func checkGroupVersionKey(key, value string) *Problem {
-	const s = SectionAPIEnablement
-	pair := key + "=" + value
-	parts := strings.Split(key, "/")
-	if len(parts) < 2 || len(parts) > 3 || parts[len(parts)-1] == "" || (len(parts) == 3 && parts[1] == "") {
-		return problemf(s, "runtime-config", pair, "has an invalid key %s: use <group>/<version>, like apps/v1, or v1 for the core group", key)
-	}
-	if len(parts) == 3 && strings.ToLower(parts[2]) != parts[2] {
-		return problemf(s, "runtime-config", pair,
-			"has an invalid key %s: group/version/resource and resource is always lowercase plural, not %q", key, parts[2])
-	}
-	if value != "" {
-		if _, err := strconv.ParseBool(value); err != nil {
-			return problemf(s, "runtime-config", pair, "has an invalid value of %s: %s, err: %v", key, value, err)
-		}
-	}
-	return nil
 }

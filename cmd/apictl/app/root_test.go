@@ -23,8 +23,6 @@ func TestExitCodes(t *testing.T) {
 		{name: "stray argument", args: []string{"version", "x"}, code: ExitUsage, errPart: `"apictl version" takes no arguments`},
 		{name: "bad output format", args: []string{"flags", "validate", "-o", "xml"}, code: ExitUsage, errPart: `unknown output format "xml"`},
 		{name: "bad flag value", args: []string{"flags", "validate", "--secure-port", "x"}, code: ExitUsage, errPart: "--secure-port"},
-		{name: "routes not yet", args: []string{"routes"}, code: ExitFailure, errPart: "apictl routes is not available in this build yet"},
-		{name: "certs not yet", args: []string{"certs"}, code: ExitFailure, errPart: "apictl certs is not available in this build yet"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,142 @@
+package routes
+
+import (
+	"reflect"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Built-in group names.
+const (
+	GroupCore         = ""
+	GroupCoordination = "coordination.k8s.io"
+	GroupRBAC         = "rbac.authorization.k8s.io"
+)
+
+// Builtin returns the API apictl serves without any --api-config: a small generic control plane.
+// Verbs, short names, categories, scopes and printer columns are those kube-apiserver 1.32 reports
+// for these resources (none of them is in a category such as "all"). Groups follow kube's discovery
+// order: core, then rbac.authorization.k8s.io (priority 17000) before coordination.k8s.io (16500).
+// Every call returns a new value.
+func Builtin() *API {
+	return newAPI([]Group{
+		{Name: GroupCore, Versions: []Version{{Name: "v1", Resources: coreV1()}}},
+		{Name: GroupRBAC, Versions: []Version{{Name: "v1", Resources: rbacV1()}}},
+		{Name: GroupCoordination, Versions: []Version{{Name: "v1", Resources: coordinationV1()}}},
+	})
+}
+
+func coreV1() []Resource {
+	cm := corev1.ConfigMap{}.SwaggerDoc()
+	secret := corev1.Secret{}.SwaggerDoc()
+	event := corev1.Event{}.SwaggerDoc()
+	return []Resource{
+		builtin("", "v1", "configmaps", "configmap", "ConfigMap", true, StandardVerbs(), []string{"cm"},
+			reflect.TypeFor[corev1.ConfigMap](), reflect.TypeFor[corev1.ConfigMapList](),
+			nameColumn(), computedColumn("Data", cm["data"], 0), ageColumn()),
+		builtin("", "v1", "events", "event", "Event", true, StandardVerbs(), []string{"ev"},
+			reflect.TypeFor[corev1.Event](), reflect.TypeFor[corev1.EventList](),
+			computedColumn("Last Seen", event["lastTimestamp"], 0),
+			pathColumn("Type", event["type"], 0, ".type"),
+			pathColumn("Reason", event["reason"], 0, ".reason"),
+			computedColumn("Object", event["involvedObject"], 0),
+			pathColumn("Subobject", corev1.ObjectReference{}.SwaggerDoc()["fieldPath"], 1, ".involvedObject.fieldPath"),
+			computedColumn("Source", event["source"], 1),
+			pathColumn("Message", event["message"], 0, ".message"),
+			computedColumn("First Seen", event["firstTimestamp"], 1),
+			PrinterColumn{Name: "Count", Type: "integer", Description: event["count"], Priority: 1, JSONPath: ".count"},
+			PrinterColumn{Name: "Name", Type: "string", Format: "name", Description: objectMetaDoc("name"), Priority: 1, JSONPath: ".metadata.name"}),
+		namespaces(),
+		builtin("", "v1", "secrets", "secret", "Secret", true, StandardVerbs(), nil,
+			reflect.TypeFor[corev1.Secret](), reflect.TypeFor[corev1.SecretList](),
+			nameColumn(), pathColumn("Type", secret["type"], 0, ".type"), computedColumn("Data", secret["data"], 0), ageColumn()),
+		builtin("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, StandardVerbs(), []string{"sa"},
+			reflect.TypeFor[corev1.ServiceAccount](), reflect.TypeFor[corev1.ServiceAccountList](),
+			nameColumn(), computedColumn("Secrets", corev1.ServiceAccount{}.SwaggerDoc()["secrets"], 0), ageColumn()),
+	}
+}
+
+// namespaces are cluster-scoped, cannot be deleted as a collection, and have status and finalize
+// subresources (finalize takes only updates).
+func namespaces() Resource {
+	verbs := []string{VerbCreate, VerbDelete, VerbGet, VerbList, VerbPatch, VerbUpdate, VerbWatch}
+	r := builtin("", "v1", "namespaces", "namespace", "Namespace", false, verbs, []string{"ns"},
+		reflect.TypeFor[corev1.Namespace](), reflect.TypeFor[corev1.NamespaceList](),
+		nameColumn(), pathColumn("Status", "The status of the namespace", 0, ".status.phase"), ageColumn())
+	ns := reflect.TypeFor[corev1.Namespace]()
+	r.Subresources = []Subresource{
+		{Name: "finalize", Kind: "Namespace", Verbs: []string{VerbUpdate}, GoType: ns},
+		{Name: "status", Kind: "Namespace", Verbs: []string{VerbGet, VerbPatch, VerbUpdate}, GoType: ns},
+	}
+	return r
+}
+
+func coordinationV1() []Resource {
+	return []Resource{
+		builtin(GroupCoordination, "v1", "leases", "lease", "Lease", true, StandardVerbs(), nil,
+			reflect.TypeFor[coordinationv1.Lease](), reflect.TypeFor[coordinationv1.LeaseList](),
+			nameColumn(), pathColumn("Holder", coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"], 0, ".spec.holderIdentity"), ageColumn()),
+	}
+}
+
+func rbacV1() []Resource {
+	binding := func(plural, singular, kind string, namespaced bool, obj, list reflect.Type, doc map[string]string) Resource {
+		return builtin(GroupRBAC, "v1", plural, singular, kind, namespaced, StandardVerbs(), nil, obj, list,
+			nameColumn(), computedColumn("Role", doc["roleRef"], 0), ageColumn(),
+			computedColumn("Users", "Users in the roleBinding", 1),
+			computedColumn("Groups", "Groups in the roleBinding", 1),
+			computedColumn("ServiceAccounts", "ServiceAccounts in the roleBinding", 1))
+	}
+	createdAt := PrinterColumn{Name: "Created At", Type: "date", Description: objectMetaDoc("creationTimestamp"), JSONPath: ".metadata.creationTimestamp"}
+	return []Resource{
+		binding("clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false,
+			reflect.TypeFor[rbacv1.ClusterRoleBinding](), reflect.TypeFor[rbacv1.ClusterRoleBindingList](), rbacv1.ClusterRoleBinding{}.SwaggerDoc()),
+		builtin(GroupRBAC, "v1", "clusterroles", "clusterrole", "ClusterRole", false, StandardVerbs(), nil,
+			reflect.TypeFor[rbacv1.ClusterRole](), reflect.TypeFor[rbacv1.ClusterRoleList](), nameColumn(), createdAt),
+		binding("rolebindings", "rolebinding", "RoleBinding", true,
+			reflect.TypeFor[rbacv1.RoleBinding](), reflect.TypeFor[rbacv1.RoleBindingList](), rbacv1.RoleBinding{}.SwaggerDoc()),
+		builtin(GroupRBAC, "v1", "roles", "role", "Role", true, StandardVerbs(), nil,
+			reflect.TypeFor[rbacv1.Role](), reflect.TypeFor[rbacv1.RoleList](), nameColumn(), createdAt),
+	}
+}
+
+func builtin(group, version, plural, singular, kind string, namespaced bool, verbs, shortNames []string,
+	obj, list reflect.Type, columns ...PrinterColumn) Resource {
+	return Resource{
+		Plural:             plural,
+		Singular:           singular,
+		Kind:               kind,
+		ListKind:           kind + "List",
+		Namespaced:         namespaced,
+		Verbs:              verbs,
+		ShortNames:         shortNames,
+		PrinterColumns:     columns,
+		StorageVersionHash: StorageVersionHash(group, version, kind),
+		GoType:             obj,
+		ListGoType:         list,
+	}
+}
+
+func objectMetaDoc(field string) string { return metav1.ObjectMeta{}.SwaggerDoc()[field] }
+
+// nameColumn is the first column of every table, as kube's printers and CRDs define it.
+func nameColumn() PrinterColumn {
+	return PrinterColumn{Name: "Name", Type: "string", Format: "name", Description: objectMetaDoc("name"), JSONPath: ".metadata.name"}
+}
+
+// ageColumn shows creationTimestamp; its Type is date so that clients print it as an age.
+func ageColumn() PrinterColumn {
+	return PrinterColumn{Name: "Age", Type: "date", Description: objectMetaDoc("creationTimestamp"), JSONPath: ".metadata.creationTimestamp"}
+}
+
+func pathColumn(name, description string, priority int32, path string) PrinterColumn {
+	return PrinterColumn{Name: name, Type: "string", Description: description, Priority: priority, JSONPath: path}
+}
+
+// computedColumn is a column kube's printers compute in code; it has no JSONPath.
+func computedColumn(name, description string, priority int32) PrinterColumn {
+	return PrinterColumn{Name: name, Type: "string", Description: description, Priority: priority}
+}

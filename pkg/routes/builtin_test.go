@@ -1,0 +1,102 @@
+package routes
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestBuiltinIsValid(t *testing.T) {
+	if err := Validate(Builtin().Groups()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBuiltinMatchesKube checks what kube-apiserver 1.32 reports in discovery for these resources
+// (kubectl api-resources -o wide and the discovery documents of a real cluster).
+func TestBuiltinMatchesKube(t *testing.T) {
+	all := StandardVerbs()
+	tests := []struct {
+		group, plural, kind string
+		namespaced          bool
+		verbs, shortNames   []string
+		hash                string
+		subresources        map[string][]string
+	}{
+		{"", "configmaps", "ConfigMap", true, all, []string{"cm"}, "qFsyl6wFWjQ=", nil},
+		{"", "events", "Event", true, all, []string{"ev"}, "r2yiGXH7wu8=", nil},
+		{"", "namespaces", "Namespace", false, []string{"create", "delete", "get", "list", "patch", "update", "watch"}, []string{"ns"}, "Q3oi5N2YM8M=",
+			map[string][]string{"finalize": {"update"}, "status": {"get", "patch", "update"}}},
+		{"", "secrets", "Secret", true, all, nil, "S6u1pOWzb84=", nil},
+		{"", "serviceaccounts", "ServiceAccount", true, all, []string{"sa"}, "pbx9ZvyFpBE=", nil},
+		{"coordination.k8s.io", "leases", "Lease", true, all, nil, "", nil},
+		{"rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", false, all, nil, "48tpQ8gZHFc=", nil},
+		{"rbac.authorization.k8s.io", "clusterroles", "ClusterRole", false, all, nil, "bYE5ZWDrJ44=", nil},
+		{"rbac.authorization.k8s.io", "rolebindings", "RoleBinding", true, all, nil, "eGsCzGH6b1g=", nil},
+		{"rbac.authorization.k8s.io", "roles", "Role", true, all, nil, "7FuwZcIIItM=", nil},
+	}
+	api := Builtin()
+	count := 0
+	for _, g := range api.Groups() {
+		for _, v := range g.Versions {
+			count += len(v.Resources)
+		}
+	}
+	if count != len(tests) {
+		t.Errorf("the built-in API has %d resources, want %d", count, len(tests))
+	}
+	for _, tt := range tests {
+		t.Run(tt.plural, func(t *testing.T) {
+			r, ok := api.Resource(tt.group, "v1", tt.plural)
+			if !ok {
+				t.Fatalf("no resource %s in %q v1", tt.plural, tt.group)
+			}
+			if r.Kind != tt.kind || r.ListKind != tt.kind+"List" || r.Namespaced != tt.namespaced {
+				t.Errorf("kind %s/%s namespaced %v, want %s namespaced %v", r.Kind, r.ListKind, r.Namespaced, tt.kind, tt.namespaced)
+			}
+			if !slices.Equal(resourceVerbs(r), tt.verbs) {
+				t.Errorf("verbs %v, want %v", resourceVerbs(r), tt.verbs)
+			}
+			if !slices.Equal(r.ShortNames, tt.shortNames) || len(r.Categories) != 0 {
+				t.Errorf("short names %v categories %v, want %v and none", r.ShortNames, r.Categories, tt.shortNames)
+			}
+			if tt.hash != "" && r.StorageVersionHash != tt.hash {
+				t.Errorf("storageVersionHash %s, want %s", r.StorageVersionHash, tt.hash)
+			}
+			if len(r.Subresources) != len(tt.subresources) {
+				t.Errorf("subresources %v, want %v", r.Subresources, tt.subresources)
+			}
+			for name, verbs := range tt.subresources {
+				s, ok := r.Subresource(name)
+				if !ok || !slices.Equal(subresourceVerbs(s), verbs) || s.Kind != tt.kind {
+					t.Errorf("subresource %s = %+v, want verbs %v", name, s, verbs)
+				}
+			}
+			if r.GoType == nil || r.ListGoType == nil || r.GoType.Name() != tt.kind || r.ListGoType.Name() != tt.kind+"List" {
+				t.Errorf("Go types %v, %v", r.GoType, r.ListGoType)
+			}
+			if len(r.PrinterColumns) == 0 {
+				t.Errorf("no printer columns")
+			}
+		})
+	}
+}
+
+func TestStorageVersionHash(t *testing.T) {
+	if got := StorageVersionHash("", "v1", "ConfigMap"); got != "qFsyl6wFWjQ=" {
+		t.Errorf("StorageVersionHash(/v1/ConfigMap) = %s, want qFsyl6wFWjQ=", got)
+	}
+	if got := StorageVersionHash("apps", "v1", "Deployment"); got == StorageVersionHash("apps", "v1", "ReplicaSet") {
+		t.Errorf("different kinds hash alike: %s", got)
+	}
+}
+
+func TestBuiltinGroupOrder(t *testing.T) {
+	var names []string
+	for _, g := range Builtin().Groups() {
+		names = append(names, g.Name)
+	}
+	want := []string{"", "rbac.authorization.k8s.io", "coordination.k8s.io"}
+	if !slices.Equal(names, want) {
+		t.Errorf("groups %q, want kube's discovery order %q", names, want)
+	}
+}
