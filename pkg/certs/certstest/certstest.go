@@ -1,0 +1,37 @@
+// Package certstest holds test helpers for pkg/certs and the commands built on it.
+package certstest
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// RequireToolsEnv, set to 1, turns a missing external tool from a skipped test into a failed one, so
+// that CI cannot pass by not running the checks against openssl, curl and kubectl.
+const RequireToolsEnv = "CI_REQUIRE_TOOLS"
+
+// Tool returns the path of an external program the test shells out to. When it is not installed the
+// test is skipped, or fails when CI_REQUIRE_TOOLS=1.
+func Tool(t testing.TB, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	if os.Getenv(RequireToolsEnv) == "1" {
+		t.Fatalf("%s is not installed, and %s=1 requires it: %v", name, RequireToolsEnv, err)
+	}
+	t.Skipf("%s is not installed (set %s=1 to fail instead): %v", name, RequireToolsEnv, err)
+	return ""
+}
+
+// Run runs an external program and fails the test, showing its output, when it exits non-zero.
+func Run(t testing.TB, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(Tool(t, name), args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+	return string(out)
+}
