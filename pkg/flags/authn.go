@@ -2,7 +2,6 @@ package flags
 
 import (
 	"crypto/x509"
-	"encoding/csv"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
+
+	"github.com/apictl/apictl/pkg/serve/auth"
 )
 
 // AuthenticationOptions say how the secure port learns who is calling.
@@ -55,7 +56,7 @@ func (o *AuthenticationOptions) Validate() []error {
 	if p := checkReadableFile(s, "token-auth-file", o.TokenAuthFile); p != nil {
 		errs = append(errs, p)
 	} else if o.TokenAuthFile != "" {
-		if err := checkTokenFile(o.TokenAuthFile); err != nil {
+		if err := checkWith(o.TokenAuthFile, func(r io.Reader) error { _, err := auth.ParseTokens(r); return err }); err != nil {
 			errs = append(errs, problemf(s, "token-auth-file", o.TokenAuthFile, "%v", err))
 		}
 	}
@@ -84,27 +85,13 @@ func checkCertificates(path string) error {
 	return nil
 }
 
-// checkTokenFile requires every record to have a token, a user and a uid.
-func checkTokenFile(path string) error {
+// checkWith opens path and hands it to parse, the same parser the server uses, so validation and
+// serving never disagree about a file.
+func checkWith(path string, parse func(io.Reader) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return unwrapPathError(err)
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
-	r.FieldsPerRecord = -1
-	r.TrimLeadingSpace = true
-	for {
-		record, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("is not valid CSV: %w", err)
-		}
-		line, _ := r.FieldPos(0)
-		if len(record) < 3 || record[0] == "" || record[1] == "" {
-			return fmt.Errorf("line %d: want token,user,uid[,\"group1,group2\"], got %d field(s)", line, len(record))
-		}
-	}
+	return parse(f)
 }

@@ -1,9 +1,12 @@
 package flags
 
 import (
+	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/apictl/apictl/pkg/serve/auth"
 )
 
 // Authorization modes, as kube names them.
@@ -83,6 +86,14 @@ func (o *AuthorizationOptions) Validate() []error {
 	}
 	if p := checkReadableFile(s, "authorization-policy-file", o.PolicyFile); p != nil {
 		errs = append(errs, p)
+	} else if o.PolicyFile != "" {
+		if err := checkWith(o.PolicyFile, func(r io.Reader) error { _, err := auth.ParseABAC(r); return err }); err != nil {
+			errs = append(errs, problemf(s, "authorization-policy-file", o.PolicyFile, "%v", err))
+		}
+	}
+	if o.Has(ModeRBAC) {
+		errs = append(errs, problemf(s, "authorization-mode", modes,
+			"includes RBAC, which is not available in this build yet: use AlwaysAllow, AlwaysDeny or ABAC"))
 	}
 	return errs
 }

@@ -13,6 +13,8 @@ type InsecureServingOptions struct {
 	BindAddress string
 	// BindPort is the HTTP port; 0 turns insecure serving off.
 	BindPort int
+	// Listener, when set, is already bound and BindPort is its port (tests). Not a flag.
+	Listener net.Listener
 }
 
 // NewInsecureServingOptions returns kube-apiserver 1.19's defaults: 127.0.0.1:8080.

@@ -2,6 +2,7 @@ package flags
 
 import (
 	"crypto/tls"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +26,14 @@ type SecureServingOptions struct {
 	CipherSuites []string
 	// HTTP2MaxStreamsPerConnection bounds concurrent HTTP/2 streams per client connection.
 	HTTP2MaxStreamsPerConnection int
+
+	// Listener, when set, is already bound and BindPort is its port: tests bind port 0 to learn a
+	// free port without a race. Not a flag.
+	Listener net.Listener
+
+	// advertiseAddress and externalHostname come from the generic section (see ServerOptions.Complete):
+	// the self-signed serving certificate must name them.
+	advertiseAddress, externalHostname string
 }
 
 // NewSecureServingOptions returns kube-apiserver's defaults.

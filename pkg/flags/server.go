@@ -102,6 +102,8 @@ func (o *ServerOptions) Complete() error {
 			o.Generic.AdvertiseAddress = ip.String()
 		}
 	}
+	o.SecureServing.advertiseAddress = o.Generic.AdvertiseAddress
+	o.SecureServing.externalHostname = o.Generic.ExternalHostname
 	o.warnings = nil
 	if o.Authorization.Has(ModeAlwaysAllow) && o.Authentication.Anonymous {
 		// As kube does: with AlwaysAllow, anonymous access would be full access. Only a user who asked

@@ -163,6 +163,12 @@ func TestValidate(t *testing.T) {
 			o.Authorization.Modes = []string{"Foo", "ABAC", "ABAC"}
 		}, want: []string{"authorization-mode: is not a valid mode", "authorization-mode: has mode ABAC specified more than once",
 			"authorization-policy-file: must be given with --authorization-mode ABAC"}},
+		{name: "RBAC is not built yet", modify: func(o *ServerOptions) { o.Authorization.Modes = []string{"RBAC"} },
+			want: []string{"authorization-mode: includes RBAC, which is not available in this build yet"}},
+		{name: "ABAC policy that does not parse", modify: func(o *ServerOptions) {
+			o.Authorization.Modes = []string{"ABAC"}
+			o.Authorization.PolicyFile = badTokens
+		}, want: []string{"authorization-policy-file: line 1: not a policy object"}},
 		{name: "no authorization mode", modify: func(o *ServerOptions) { o.Authorization.Modes = nil },
 			want: []string{"authorization-mode: needs at least one mode"}},
 		{name: "policy file without ABAC", modify: func(o *ServerOptions) { o.Authorization.PolicyFile = "/nonexistent" },

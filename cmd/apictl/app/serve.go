@@ -3,10 +3,13 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/apictl/apictl/pkg/apiserver"
 	"github.com/apictl/apictl/pkg/flags"
+	"github.com/apictl/apictl/pkg/serve"
 )
 
 // serveRun is what `apictl serve` hands its run function: checked options and where to report.
@@ -45,6 +48,17 @@ func newServeCmd(streams Streams, runF func(context.Context, *serveRun) error) *
 	return cmd
 }
 
-func runServe(_ context.Context, _ *serveRun) error {
-	return fmt.Errorf("%w: the configuration is valid (see apictl flags show), but this build does not serve", notAvailable("apictl serve"))
+// runServe builds the server from checked options and runs it until SIGTERM or SIGINT; a second
+// signal exits at once.
+func runServe(ctx context.Context, run *serveRun) error {
+	ctx, stop := serve.SignalContext(ctx, os.Exit)
+	defer stop()
+	s, err := apiserver.New(ctx, run.options, run.streams.ErrOut, nil)
+	if err != nil {
+		return err
+	}
+	if err := s.Run(ctx); err != nil {
+		return fmt.Errorf("serving: %w", err)
+	}
+	return nil
 }

@@ -1,0 +1,154 @@
+// Package serve is apictl's API server: a Config is completed, a Server is created from it (creating
+// everything, running nothing), prepared (health checks, the shutdown check, the index) and run until
+// its context ends, then shut down gracefully.
+//
+// Shutdown, after the first SIGTERM or SIGINT cancels Run's context:
+//
+//	T0                      readyz fails (shutdown check); pre-shutdown hooks start; requests still served
+//	T0+ShutdownDelay        (and hooks done) STOPPING=1; listeners close; long-running requests end
+//	                        cleanly; in-flight requests drain, bounded by ShutdownTimeout
+//	drained                 post-shutdown hooks (storage closes last); Run returns nil
+package serve
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"regexp"
+	"time"
+
+	"github.com/apictl/apictl/pkg/features"
+	"github.com/apictl/apictl/pkg/serve/auth"
+	"github.com/apictl/apictl/pkg/serve/dynamiccert"
+	"github.com/apictl/apictl/pkg/version"
+)
+
+// Config is everything a Server is built from. pkg/flags fills it from the command line.
+type Config struct {
+	// CORSAllowedOrigins are matched against the Origin header; empty turns CORS off.
+	CORSAllowedOrigins []*regexp.Regexp
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound concurrent reads and writes (0: no limit).
+	MaxRequestsInFlight         int
+	MaxMutatingRequestsInFlight int
+	// RequestTimeout bounds requests that are not long-running.
+	RequestTimeout time.Duration
+	// MinRequestTimeout is the shortest a watch lasts; each picks a random timeout in [min, 2*min].
+	MinRequestTimeout time.Duration
+	// MaxRequestBodyBytes bounds request bodies (0: no limit).
+	MaxRequestBodyBytes int64
+	// ShutdownDelayDuration keeps serving after the signal, with /readyz failing, so that load balancers
+	// take the server out of rotation before its listeners close. Default 0.
+	ShutdownDelayDuration time.Duration
+	// ShutdownTimeout bounds the drain of in-flight requests once listeners close. Default 60s.
+	ShutdownTimeout time.Duration
+	// LivezGracePeriod is how long /livez ignores unfinished post-start hooks. Default 0.
+	LivezGracePeriod time.Duration
+	// EnableProfiling serves /debug/pprof/.
+	EnableProfiling bool
+	// FeatureGates are the resolved --feature-gates.
+	FeatureGates features.Gates
+
+	// SecureServing is the TLS listener; nil turns it off.
+	SecureServing *SecureServingInfo
+	// InsecureServing is the plain-HTTP listener without authentication or authorization; nil turns it off.
+	InsecureServing *InsecureServingInfo
+
+	// Authentication and Authorization guard the secure listener.
+	Authentication auth.Authenticator
+	Authorization  auth.Authorizer
+
+	// Logger receives the server's logs. LogWriter, when set, is the writer under it, and backs the
+	// `log` health check.
+	Logger    *slog.Logger
+	LogWriter *CheckedWriter
+	// Version is served at /version.
+	Version version.Info
+	// Notify sends a state such as READY=1 to the service manager; nil uses systemd's socket when the
+	// process runs under systemd.
+	Notify func(state string) error
+}
+
+// SecureServingInfo configures the TLS listener.
+type SecureServingInfo struct {
+	// Address is host:port to listen on, used when Listener is nil.
+	Address string
+	// Listener, when set, is already bound (tests bind port 0 first to learn the port).
+	Listener net.Listener
+	// Cert is the serving pair, reloaded from disk when it changes.
+	Cert *dynamiccert.ServingCert
+	// ClientCA, when set, makes the server request (not require) client certificates.
+	ClientCA *dynamiccert.CABundle
+	// MinTLSVersion and CipherSuites are crypto/tls values; zero values mean Go's defaults above TLS 1.2.
+	MinTLSVersion uint16
+	CipherSuites  []uint16
+	// HTTP2MaxStreamsPerConnection bounds concurrent streams per HTTP/2 connection (0: Go's default).
+	HTTP2MaxStreamsPerConnection int
+	// ReloadInterval is how often Cert and ClientCA are compared with the files on disk. Default 1s.
+	ReloadInterval time.Duration
+}
+
+// InsecureServingInfo configures the plain-HTTP listener: no authentication, no authorization, every
+// request is system:unsecured in system:masters. Keep it on loopback.
+type InsecureServingInfo struct {
+	Address  string
+	Listener net.Listener
+}
+
+// CompletedConfig is a Config whose defaults are filled in; only Complete makes one, so New cannot
+// be called on an incomplete config.
+type CompletedConfig struct {
+	*completedConfig
+}
+
+type completedConfig struct {
+	Config
+}
+
+// Complete fills in defaults.
+func (c Config) Complete() CompletedConfig {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = time.Minute
+	}
+	if c.MinRequestTimeout <= 0 {
+		c.MinRequestTimeout = 1800 * time.Second
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = 60 * time.Second
+	}
+	if c.Authentication == nil {
+		c.Authentication = auth.Union(nil)
+	}
+	if c.Authorization == nil {
+		c.Authorization = auth.Chain(auth.AlwaysAllow)
+	}
+	if c.SecureServing != nil && c.SecureServing.MinTLSVersion == 0 {
+		c.SecureServing.MinTLSVersion = tls.VersionTLS12
+	}
+	if c.Version.GitVersion == "" {
+		c.Version = version.Get()
+	}
+	return CompletedConfig{&completedConfig{c}}
+}
+
+// validate reports what Complete cannot fix.
+func (c *completedConfig) validate() error {
+	var errs []error
+	if c.SecureServing == nil && c.InsecureServing == nil {
+		errs = append(errs, errors.New("neither a secure nor an insecure listener is configured: set --secure-port or --insecure-port"))
+	}
+	if c.SecureServing != nil && c.SecureServing.Cert == nil {
+		errs = append(errs, errors.New("the secure listener has no serving certificate"))
+	}
+	if c.SecureServing != nil && c.SecureServing.Listener == nil && c.SecureServing.Address == "" {
+		errs = append(errs, errors.New("the secure listener has neither an address nor a listener"))
+	}
+	if c.InsecureServing != nil && c.InsecureServing.Listener == nil && c.InsecureServing.Address == "" {
+		errs = append(errs, errors.New("the insecure listener has neither an address nor a listener"))
+	}
+	return errors.Join(errs...)
+}

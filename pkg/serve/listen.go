@@ -1,0 +1,179 @@
+package serve
+
+import (
+	"crypto/tls"
+	"fmt"
+	stdlog "log"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/net/http2"
+
+	"github.com/apictl/apictl/pkg/serve/auth"
+	"github.com/apictl/apictl/pkg/serve/filters"
+	"github.com/apictl/apictl/pkg/serve/request"
+)
+
+// HTTP/2 buffers as kube sizes them: 256 KiB covers the 99th percentile of request bodies.
+const http2Buffer = 256 << 10
+
+type boundListeners struct {
+	secure, insecure net.Listener
+}
+
+// Listen binds address, with an error that names the address and the flag that sets it.
+func Listen(address, flag string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", address)
+	if err != nil {
+		return nil, fmt.Errorf("failed to listen on %s: %w (is another server using it? choose another %s)", address, err, flag)
+	}
+	return ln, nil
+}
+
+// listen binds the listeners that are not bound yet, failing fast with the address in the message.
+func (p *PreparedServer) listen() (boundListeners, error) {
+	var b boundListeners
+	bind := func(existing net.Listener, address, flag string) (net.Listener, error) {
+		if existing != nil {
+			return existing, nil
+		}
+		return Listen(address, flag)
+	}
+	var err error
+	if s := p.cfg.SecureServing; s != nil {
+		if b.secure, err = bind(s.Listener, s.Address, "--secure-port"); err != nil {
+			return b, err
+		}
+	}
+	if s := p.cfg.InsecureServing; s != nil {
+		if b.insecure, err = bind(s.Listener, s.Address, "--insecure-port"); err != nil {
+			if b.secure != nil {
+				b.secure.Close()
+			}
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// httpServer is one listener with its server.
+type httpServer struct {
+	*http.Server
+	kind, addr, url, authn string
+	serve                  func() error
+}
+
+// newHTTPServers builds the secure and insecure servers, each with its own handler chain around the
+// one mux.
+func (p *PreparedServer) newHTTPServers(b boundListeners, drain <-chan struct{}) []*httpServer {
+	var out []*httpServer
+	if b.secure != nil {
+		sec := p.cfg.SecureServing
+		handler := p.chain(p.cfg.Authentication, p.cfg.Authorization, drain)
+		srv := &http.Server{
+			Handler:           handler,
+			MaxHeaderBytes:    1 << 20,
+			ReadHeaderTimeout: 32 * time.Second,
+			IdleTimeout:       90 * time.Second,
+			ErrorLog:          httpErrorLog(p.cfg.Logger),
+			TLSConfig: &tls.Config{
+				MinVersion:     sec.MinTLSVersion,
+				CipherSuites:   sec.CipherSuites,
+				GetCertificate: sec.Cert.GetCertificate,
+				NextProtos:     []string{"h2", "http/1.1"},
+			},
+		}
+		if sec.ClientCA != nil {
+			// Requested, not required: the authenticator verifies, so a bad certificate is a 401 Status
+			// instead of a failed handshake, and token and anonymous clients still get in.
+			srv.TLSConfig.ClientAuth = tls.RequestClientCert
+		}
+		h2 := &http2.Server{
+			MaxConcurrentStreams:     uint32(sec.HTTP2MaxStreamsPerConnection),
+			MaxUploadBufferPerStream: http2Buffer,
+			MaxReadFrameSize:         http2Buffer,
+		}
+		if sec.HTTP2MaxStreamsPerConnection > 0 {
+			h2.MaxUploadBufferPerConnection = http2Buffer * int32(sec.HTTP2MaxStreamsPerConnection)
+		}
+		if err := http2.ConfigureServer(srv, h2); err != nil {
+			// ConfigureServer only fails on a TLS config that forbids HTTP/2's cipher suites.
+			p.cfg.Logger.Warn("serving HTTP/1.1 only: the TLS settings do not allow HTTP/2", "err", err)
+		}
+		ln := tls.NewListener(b.secure, srv.TLSConfig)
+		addr := displayAddress(sec.Address, b.secure)
+		out = append(out, &httpServer{Server: srv, kind: "securely", addr: addr, url: "https://" + addr,
+			authn: "required", serve: func() error { return srv.Serve(ln) }})
+	}
+	if b.insecure != nil {
+		handler := p.chain(auth.Insecure, auth.Chain(auth.AlwaysAllow), drain)
+		srv := &http.Server{
+			Handler:           handler,
+			MaxHeaderBytes:    1 << 20,
+			ReadHeaderTimeout: 32 * time.Second,
+			IdleTimeout:       90 * time.Second,
+			ErrorLog:          httpErrorLog(p.cfg.Logger),
+		}
+		addr := displayAddress(p.cfg.InsecureServing.Address, b.insecure)
+		ln := b.insecure
+		out = append(out, &httpServer{Server: srv, kind: "insecurely (no authentication, no authorization)", addr: addr,
+			url: "http://" + addr, authn: "none: every request is system:unsecured in system:masters", serve: func() error { return srv.Serve(ln) }})
+	}
+	return out
+}
+
+// displayAddress is the address to tell the user: the configured one, with the port the listener got.
+// Go reports a listener on 0.0.0.0 as [::], which is not what the user asked for.
+func displayAddress(configured string, ln net.Listener) string {
+	bound := ln.Addr().String()
+	host, _, err := net.SplitHostPort(configured)
+	if err != nil || host == "" {
+		return bound
+	}
+	_, port, err := net.SplitHostPort(bound)
+	if err != nil {
+		return bound
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// chain wraps the mux in the filters, outermost first as the filters package documents.
+func (p *PreparedServer) chain(authn auth.Authenticator, authz auth.Authorizer, drain <-chan struct{}) http.Handler {
+	c := p.cfg
+	log := c.Logger
+	var h http.Handler = p.mux
+	wrap := []func(http.Handler) http.Handler{
+		filters.WithMaxRequestBody(c.MaxRequestBodyBytes),
+		filters.WithAuthorization(authz, log),
+		filters.WithMaxInFlightLimit(c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight, p.metrics),
+		filters.WithAuthentication(authn, log),
+		filters.WithCORS(c.CORSAllowedOrigins),
+		filters.WithTimeout(c.RequestTimeout),
+		filters.WithMetrics(p.metrics, log),
+		filters.WithRequestInfo,
+		withLongRunningDone(drain),
+		filters.WithPanicRecovery(log),
+	}
+	for _, f := range wrap {
+		h = f(h)
+	}
+	return h
+}
+
+// withLongRunningDone hands every request the channel that closes when the server stops accepting,
+// so watches can end their streams cleanly before the drain.
+func withLongRunningDone(drain <-chan struct{}) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(request.WithLongRunningDone(r.Context(), drain)))
+		})
+	}
+}
+
+// httpErrorLog sends net/http's own messages (mostly TLS handshake errors from port scanners and
+// clients that hang up) to the debug level.
+func httpErrorLog(log *slog.Logger) *stdlog.Logger {
+	return slog.NewLogLogger(log.Handler(), slog.LevelDebug)
+}

@@ -1,0 +1,166 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/pprof"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/apictl/apictl/pkg/serve/filters"
+	"github.com/apictl/apictl/pkg/serve/healthz"
+)
+
+// HookFunc is a post-start, pre-shutdown or post-shutdown hook. Its context ends when the hook should
+// give up: at shutdown for post-start hooks, at the shutdown deadline for the others.
+type HookFunc func(ctx context.Context) error
+
+type namedHook struct {
+	name string
+	fn   HookFunc
+	gate *healthz.Gate // post-start hooks only
+}
+
+// Server is a created, not yet running API server.
+type Server struct {
+	cfg      *completedConfig
+	mux      *Mux
+	registry *prometheus.Registry
+	metrics  *filters.Metrics
+
+	mu                sync.Mutex
+	prepared          bool
+	postStartHooks    []namedHook
+	preShutdownHooks  []namedHook
+	postShutdownHooks []namedHook
+	healthChecks      []healthz.Checker // healthz, livez and readyz
+	readyzChecks      []healthz.Checker // readyz only
+	hookNames         map[string]bool
+}
+
+// New creates the server: metrics, the mux with the endpoints outside the API, the health checks.
+// It binds nothing and starts nothing.
+func (c CompletedConfig) New() (*Server, error) {
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("invalid server configuration: %w", err)
+	}
+	s := &Server{
+		cfg:       c.completedConfig,
+		mux:       NewMux(),
+		registry:  prometheus.NewRegistry(),
+		hookNames: map[string]bool{},
+	}
+	if err := s.registry.Register(collectors.NewGoCollector()); err != nil {
+		return nil, fmt.Errorf("registering Go metrics: %w", err)
+	}
+	if err := s.registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+		return nil, fmt.Errorf("registering process metrics: %w", err)
+	}
+	m, err := filters.NewMetrics(s.registry)
+	if err != nil {
+		return nil, fmt.Errorf("registering request metrics: %w", err)
+	}
+	s.metrics = m
+
+	logCheck := healthz.NamedCheck("log", func(*http.Request) error { return nil })
+	if c.LogWriter != nil {
+		logCheck = healthz.NamedCheck("log", func(*http.Request) error { return c.LogWriter.Err() })
+	}
+	s.healthChecks = []healthz.Checker{healthz.Ping, logCheck}
+
+	s.mux.Handle("/version", http.HandlerFunc(s.serveVersion))
+	s.mux.Handle("/version/", http.HandlerFunc(s.serveVersion))
+	s.mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	if c.EnableProfiling {
+		s.mux.HandlePrefix("/debug/pprof/", http.HandlerFunc(pprof.Index))
+		s.mux.Handle("/debug/pprof/cmdline", http.HandlerFunc(pprof.Cmdline))
+		s.mux.Handle("/debug/pprof/profile", http.HandlerFunc(pprof.Profile))
+		s.mux.Handle("/debug/pprof/symbol", http.HandlerFunc(pprof.Symbol))
+		s.mux.Handle("/debug/pprof/trace", http.HandlerFunc(pprof.Trace))
+	}
+	return s, nil
+}
+
+// Mux is where the API and its discovery are installed.
+func (s *Server) Mux() *Mux { return s.mux }
+
+// Registry is the server's Prometheus registry, for components that export their own metrics.
+func (s *Server) Registry() prometheus.Registerer { return s.registry }
+
+// Logger is the server's logger.
+func (s *Server) Logger() *slog.Logger { return s.cfg.Logger }
+
+func (s *Server) serveVersion(w http.ResponseWriter, _ *http.Request) {
+	body, err := json.MarshalIndent(s.cfg.Version, "", "  ")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// AddPostStartHook registers fn to run once the listeners are bound. Until it returns, the
+// poststarthook/<name> check fails, so /readyz reports the server not ready.
+func (s *Server) AddPostStartHook(name string, fn HookFunc) error {
+	return s.addHook(&s.postStartHooks, name, fn, true)
+}
+
+// AddPreShutdownHook registers fn to run when shutdown begins, while requests are still served.
+func (s *Server) AddPreShutdownHook(name string, fn HookFunc) error {
+	return s.addHook(&s.preShutdownHooks, name, fn, false)
+}
+
+// AddPostShutdownHook registers fn to run after the listeners closed and requests drained; storage
+// closes here, last.
+func (s *Server) AddPostShutdownHook(name string, fn HookFunc) error {
+	return s.addHook(&s.postShutdownHooks, name, fn, false)
+}
+
+func (s *Server) addHook(list *[]namedHook, name string, fn HookFunc, postStart bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case name == "" || fn == nil:
+		return errors.New("a hook needs a name and a function")
+	case s.prepared:
+		return fmt.Errorf("unable to add hook %q: the server is already prepared to run", name)
+	case s.hookNames[name]:
+		return fmt.Errorf("unable to add hook %q because it was already registered", name)
+	}
+	s.hookNames[name] = true
+	h := namedHook{name: name, fn: fn}
+	if postStart {
+		h.gate = healthz.NewGate("poststarthook/"+name, errors.New("not finished"))
+	}
+	*list = append(*list, h)
+	return nil
+}
+
+// AddHealthChecks adds checks to /healthz, /livez and /readyz.
+func (s *Server) AddHealthChecks(checks ...healthz.Checker) error {
+	return s.addChecks(&s.healthChecks, checks)
+}
+
+// AddReadyzChecks adds checks to /readyz only.
+func (s *Server) AddReadyzChecks(checks ...healthz.Checker) error {
+	return s.addChecks(&s.readyzChecks, checks)
+}
+
+func (s *Server) addChecks(list *[]healthz.Checker, checks []healthz.Checker) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prepared {
+		return errors.New("unable to add health checks: the server is already prepared to run")
+	}
+	*list = append(*list, checks...)
+	return nil
+}
