@@ -1,0 +1,287 @@
+package registry
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// MaxDataSize is kube's limit on the data of a ConfigMap or Secret.
+const MaxDataSize = 1 * 1024 * 1024
+
+// builtinRules returns the rules of a built-in kind and, when it differs from DNS subdomains, its
+// name rule.
+func builtinRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.ValidateNameFunc, bool) {
+	switch gvk {
+	case corev1.SchemeGroupVersion.WithKind("ConfigMap"):
+		return configMapRules{}, nil, true
+	case corev1.SchemeGroupVersion.WithKind("Secret"):
+		return secretRules{}, nil, true
+	case corev1.SchemeGroupVersion.WithKind("Namespace"):
+		return namespaceRules{}, apivalidation.NameIsDNSLabel, true
+	case corev1.SchemeGroupVersion.WithKind("ServiceAccount"):
+		return noRules{}, nil, true
+	case corev1.SchemeGroupVersion.WithKind("Event"):
+		return eventRules{}, nil, true
+	case coordinationv1.SchemeGroupVersion.WithKind("Lease"):
+		return leaseRules{}, nil, true
+	case rbacv1.SchemeGroupVersion.WithKind("Role"):
+		return roleRules{namespaced: true}, rbacName, true
+	case rbacv1.SchemeGroupVersion.WithKind("ClusterRole"):
+		return roleRules{}, rbacName, true
+	case rbacv1.SchemeGroupVersion.WithKind("RoleBinding"):
+		return bindingRules{namespaced: true}, rbacName, true
+	case rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"):
+		return bindingRules{}, rbacName, true
+	}
+	return nil, nil, false
+}
+
+// noRules is for kinds with nothing beyond metadata rules.
+type noRules struct{}
+
+func (noRules) prepareCreate(runtime.Object)                                  {}
+func (noRules) prepareUpdate(runtime.Object, runtime.Object)                  {}
+func (noRules) validate(runtime.Object) field.ErrorList                       { return nil }
+func (noRules) validateUpdate(runtime.Object, runtime.Object) field.ErrorList { return nil }
+
+type configMapRules struct{ noRules }
+
+func (configMapRules) validate(obj runtime.Object) field.ErrorList {
+	cm := obj.(*corev1.ConfigMap)
+	var errs field.ErrorList
+	total := 0
+	for key, value := range cm.Data {
+		errs = append(errs, validateDataKey(key, field.NewPath("data").Key(key))...)
+		if _, dup := cm.BinaryData[key]; dup {
+			errs = append(errs, field.Invalid(field.NewPath("data").Key(key), key, "duplicate of key present in binaryData"))
+		}
+		total += len(value)
+	}
+	for key, value := range cm.BinaryData {
+		errs = append(errs, validateDataKey(key, field.NewPath("binaryData").Key(key))...)
+		total += len(value)
+	}
+	if total > MaxDataSize {
+		errs = append(errs, field.TooLong(field.NewPath(""), "", MaxDataSize))
+	}
+	return errs
+}
+
+func (r configMapRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
+	cm, oldCM := obj.(*corev1.ConfigMap), old.(*corev1.ConfigMap)
+	errs := r.validate(obj)
+	errs = append(errs, validateImmutableData(oldCM.Immutable, cm.Immutable,
+		!reflect.DeepEqual(cm.Data, oldCM.Data), !reflect.DeepEqual(cm.BinaryData, oldCM.BinaryData), "binaryData")...)
+	return errs
+}
+
+// validateImmutableData applies kube's rules for `immutable` ConfigMaps and Secrets: once set it
+// cannot be unset, and the data cannot change.
+func validateImmutableData(oldImmutable, newImmutable *bool, dataChanged, otherChanged bool, other string) field.ErrorList {
+	if oldImmutable == nil || !*oldImmutable {
+		return nil
+	}
+	var errs field.ErrorList
+	if newImmutable == nil || !*newImmutable {
+		errs = append(errs, field.Forbidden(field.NewPath("immutable"), "field is immutable when `immutable` is set"))
+	}
+	if dataChanged {
+		errs = append(errs, field.Forbidden(field.NewPath("data"), "field is immutable when `immutable` is set"))
+	}
+	if otherChanged {
+		errs = append(errs, field.Forbidden(field.NewPath(other), "field is immutable when `immutable` is set"))
+	}
+	return errs
+}
+
+func validateDataKey(key string, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range utilvalidation.IsConfigMapKey(key) {
+		errs = append(errs, field.Invalid(fld, key, msg))
+	}
+	return errs
+}
+
+// secretRules merges stringData into data and defaults the type, as kube's conversion and defaulting
+// do, and checks the keys each well-known type requires.
+type secretRules struct{ noRules }
+
+func (secretRules) prepareCreate(obj runtime.Object) { normalizeSecret(obj.(*corev1.Secret)) }
+
+func (secretRules) prepareUpdate(obj, _ runtime.Object) { normalizeSecret(obj.(*corev1.Secret)) }
+
+func normalizeSecret(s *corev1.Secret) {
+	if len(s.StringData) > 0 {
+		if s.Data == nil {
+			s.Data = map[string][]byte{}
+		}
+		for k, v := range s.StringData {
+			s.Data[k] = []byte(v)
+		}
+		s.StringData = nil
+	}
+	if s.Type == "" {
+		s.Type = corev1.SecretTypeOpaque
+	}
+}
+
+func (secretRules) validate(obj runtime.Object) field.ErrorList {
+	s := obj.(*corev1.Secret)
+	var errs field.ErrorList
+	total := 0
+	for key, value := range s.Data {
+		errs = append(errs, validateDataKey(key, field.NewPath("data").Key(key))...)
+		total += len(value)
+	}
+	if total > MaxDataSize {
+		errs = append(errs, field.TooLong(field.NewPath("data"), "", MaxDataSize))
+	}
+	requireKey := func(key string) {
+		if _, ok := s.Data[key]; !ok {
+			errs = append(errs, field.Required(field.NewPath("data").Key(key), ""))
+		}
+	}
+	switch s.Type {
+	case corev1.SecretTypeServiceAccountToken:
+		if s.Annotations[corev1.ServiceAccountNameKey] == "" {
+			errs = append(errs, field.Required(field.NewPath("metadata", "annotations").Key(corev1.ServiceAccountNameKey), ""))
+		}
+	case corev1.SecretTypeDockercfg:
+		requireKey(corev1.DockerConfigKey)
+		errs = append(errs, validJSON(s.Data, corev1.DockerConfigKey)...)
+	case corev1.SecretTypeDockerConfigJson:
+		requireKey(corev1.DockerConfigJsonKey)
+		errs = append(errs, validJSON(s.Data, corev1.DockerConfigJsonKey)...)
+	case corev1.SecretTypeBasicAuth:
+		_, user := s.Data[corev1.BasicAuthUsernameKey]
+		_, pass := s.Data[corev1.BasicAuthPasswordKey]
+		if !user && !pass {
+			errs = append(errs, field.Required(field.NewPath("data").Key(corev1.BasicAuthUsernameKey), ""),
+				field.Required(field.NewPath("data").Key(corev1.BasicAuthPasswordKey), ""))
+		}
+	case corev1.SecretTypeSSHAuth:
+		if len(s.Data[corev1.SSHAuthPrivateKey]) == 0 {
+			errs = append(errs, field.Required(field.NewPath("data").Key(corev1.SSHAuthPrivateKey), ""))
+		}
+	case corev1.SecretTypeTLS:
+		requireKey(corev1.TLSCertKey)
+		requireKey(corev1.TLSPrivateKeyKey)
+	}
+	return errs
+}
+
+func validJSON(data map[string][]byte, key string) field.ErrorList {
+	value, ok := data[key]
+	if !ok {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(value, &v); err != nil {
+		return field.ErrorList{field.Invalid(field.NewPath("data").Key(key), "<secret contents redacted>", err.Error())}
+	}
+	return nil
+}
+
+func (r secretRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
+	s, oldS := obj.(*corev1.Secret), old.(*corev1.Secret)
+	errs := r.validate(obj)
+	if s.Type != oldS.Type {
+		errs = append(errs, field.Invalid(field.NewPath("type"), s.Type, "field is immutable"))
+	}
+	errs = append(errs, validateImmutableData(oldS.Immutable, s.Immutable, !reflect.DeepEqual(s.Data, oldS.Data), false, "")...)
+	return errs
+}
+
+// namespaceRules: a new namespace is Active with the kubernetes finalizer; updates of the main resource
+// keep status, as kube's namespace strategy does.
+type namespaceRules struct{ noRules }
+
+func (namespaceRules) prepareCreate(obj runtime.Object) {
+	ns := obj.(*corev1.Namespace)
+	ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+	if len(ns.Spec.Finalizers) == 0 {
+		ns.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
+	}
+}
+
+func (namespaceRules) prepareUpdate(obj, old runtime.Object) {
+	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
+	ns.Status = oldNS.Status
+	// Finalizers are changed through /finalize only.
+	ns.Spec.Finalizers = oldNS.Spec.Finalizers
+}
+
+func (namespaceRules) validate(obj runtime.Object) field.ErrorList {
+	ns := obj.(*corev1.Namespace)
+	var errs field.ErrorList
+	for i, f := range ns.Spec.Finalizers {
+		errs = append(errs, apivalidation.ValidateFinalizerName(string(f), field.NewPath("spec", "finalizers").Index(i))...)
+	}
+	return errs
+}
+
+func (r namespaceRules) validateUpdate(obj, _ runtime.Object) field.ErrorList { return r.validate(obj) }
+
+// statusUpdate keeps everything of old but the status.
+func (namespaceRules) statusUpdate(obj, old runtime.Object) runtime.Object {
+	out := old.(*corev1.Namespace).DeepCopy()
+	out.Status = obj.(*corev1.Namespace).Status
+	return out
+}
+
+// FinalizeUpdate keeps everything of old but spec.finalizers, as a write to namespaces/{name}/finalize
+// does.
+func FinalizeUpdate(obj, old runtime.Object) (runtime.Object, error) {
+	ns, ok := obj.(*corev1.Namespace)
+	oldNS, ok2 := old.(*corev1.Namespace)
+	if !ok || !ok2 {
+		return nil, fmt.Errorf("finalize applies to namespaces, not %T", obj)
+	}
+	out := oldNS.DeepCopy()
+	out.Spec.Finalizers = ns.Spec.Finalizers
+	return out, nil
+}
+
+// eventRules: an event's involved object lives in the event's namespace, as kube requires.
+type eventRules struct{ noRules }
+
+func (eventRules) validate(obj runtime.Object) field.ErrorList {
+	e := obj.(*corev1.Event)
+	var errs field.ErrorList
+	if ns := e.InvolvedObject.Namespace; ns != "" && ns != e.Namespace {
+		errs = append(errs, field.Invalid(field.NewPath("involvedObject", "namespace"), ns, "does not match event.namespace"))
+	}
+	if e.Count < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("count"), e.Count, "must be greater than or equal to 0"))
+	}
+	return errs
+}
+
+func (r eventRules) validateUpdate(obj, _ runtime.Object) field.ErrorList { return r.validate(obj) }
+
+// leaseRules checks the numbers leader election relies on.
+type leaseRules struct{ noRules }
+
+func (leaseRules) validate(obj runtime.Object) field.ErrorList {
+	l := obj.(*coordinationv1.Lease)
+	var errs field.ErrorList
+	if d := l.Spec.LeaseDurationSeconds; d != nil && *d <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "leaseDurationSeconds"), *d, "must be greater than 0"))
+	}
+	if t := l.Spec.LeaseTransitions; t != nil && *t < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "leaseTransitions"), *t, "must be greater than or equal to 0"))
+	}
+	return errs
+}
+
+func (r leaseRules) validateUpdate(obj, _ runtime.Object) field.ErrorList { return r.validate(obj) }

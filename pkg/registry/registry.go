@@ -1,0 +1,198 @@
+// Package registry holds the rules of each kind the server stores: how to make an empty object, what
+// a create and an update set and keep, and what makes an object invalid. The REST handlers apply
+// these rules; this package knows nothing of HTTP or storage.
+package registry
+
+import (
+	"fmt"
+	"reflect"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/apictl/apictl/pkg/routes"
+)
+
+// Registry maps each resource of an API to its Strategy.
+type Registry struct {
+	strategies map[schema.GroupVersionResource]*Strategy
+}
+
+// New builds the strategies of every resource of api. Built-in resources get their kind's rules;
+// custom resources get the rules kube applies to CRDs.
+func New(api *routes.API) (*Registry, error) {
+	r := &Registry{strategies: map[schema.GroupVersionResource]*Strategy{}}
+	for _, g := range api.Groups() {
+		for _, v := range g.Versions {
+			for i := range v.Resources {
+				res := &v.Resources[i]
+				gvr := schema.GroupVersionResource{Group: g.Name, Version: v.Name, Resource: res.Plural}
+				s, err := newStrategy(gvr, res)
+				if err != nil {
+					return nil, err
+				}
+				r.strategies[gvr] = s
+			}
+		}
+	}
+	return r, nil
+}
+
+// Strategy returns the rules of a resource.
+func (r *Registry) Strategy(gvr schema.GroupVersionResource) (*Strategy, bool) {
+	s, ok := r.strategies[gvr]
+	return s, ok
+}
+
+// Strategy is the rule set of one resource.
+type Strategy struct {
+	Resource *routes.Resource
+	GVK      schema.GroupVersionKind
+	GVR      schema.GroupVersionResource
+
+	goType    reflect.Type // nil for custom resources
+	hasStatus bool
+	nameFn    apivalidation.ValidateNameFunc
+	// rules is the kind's own part: nil for kinds with no rules beyond metadata.
+	rules kindRules
+}
+
+// kindRules are what a kind adds to the generic metadata rules.
+type kindRules interface {
+	// prepareCreate defaults fields and clears what a create may not set.
+	prepareCreate(obj runtime.Object)
+	// prepareUpdate keeps what an update of the main resource may not change (status, when the kind
+	// has a status subresource).
+	prepareUpdate(obj, old runtime.Object)
+	validate(obj runtime.Object) field.ErrorList
+	validateUpdate(obj, old runtime.Object) field.ErrorList
+}
+
+func newStrategy(gvr schema.GroupVersionResource, res *routes.Resource) (*Strategy, error) {
+	s := &Strategy{
+		Resource:  res,
+		GVR:       gvr,
+		GVK:       gvr.GroupVersion().WithKind(res.Kind),
+		goType:    res.GoType,
+		nameFn:    apivalidation.NameIsDNSSubdomain,
+		hasStatus: hasSubresource(res, "status"),
+	}
+	if res.Custom || res.GoType == nil {
+		s.goType = nil
+		s.rules = customRules{hasStatus: s.hasStatus}
+		return s, nil
+	}
+	rules, nameFn, ok := builtinRules(s.GVK)
+	if !ok {
+		return nil, fmt.Errorf("no rules for the built-in kind %s", s.GVK)
+	}
+	s.rules = rules
+	if nameFn != nil {
+		s.nameFn = nameFn
+	}
+	return s, nil
+}
+
+func hasSubresource(res *routes.Resource, name string) bool {
+	_, ok := res.Subresource(name)
+	return ok
+}
+
+// Custom reports whether objects are unstructured (custom resources).
+func (s *Strategy) Custom() bool { return s.goType == nil }
+
+// HasStatus reports whether the resource has a status subresource, which changes what updates of
+// the main resource may touch.
+func (s *Strategy) HasStatus() bool { return s.hasStatus }
+
+// New returns an empty object of the kind: a pointer to its k8s.io/api type, or an Unstructured.
+func (s *Strategy) New() runtime.Object {
+	if s.goType == nil {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(s.GVK)
+		return u
+	}
+	return reflect.New(s.goType).Interface().(runtime.Object)
+}
+
+// PrepareForCreate sets what the server owns on a new object: uid, creation time, generation, kind
+// defaults. The caller has already settled the name and namespace.
+func (s *Strategy) PrepareForCreate(obj runtime.Object, now time.Time) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	prepareMetaForCreate(m, now)
+	if s.Custom() {
+		// Generation counts spec changes; kube tracks it for custom resources.
+		m.SetGeneration(1)
+	}
+	s.rules.prepareCreate(obj)
+	return nil
+}
+
+// ValidateCreate checks a new object and returns kube's 422 Invalid error, or nil.
+func (s *Strategy) ValidateCreate(obj runtime.Object) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	errs := apivalidation.ValidateObjectMetaAccessor(m, s.Resource.Namespaced, s.nameFn, field.NewPath("metadata"))
+	errs = append(errs, s.rules.validate(obj)...)
+	return s.invalid(m.GetName(), errs)
+}
+
+// PrepareForUpdate keeps the server-owned metadata of old, applies the kind's update rules, and, for
+// custom resources, moves the generation on when anything but metadata and status changed.
+func (s *Strategy) PrepareForUpdate(obj, old runtime.Object) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	oldM, err := meta.Accessor(old)
+	if err != nil {
+		return err
+	}
+	if err := uidPrecondition(m.GetUID(), oldM.GetUID()); err != nil {
+		return apierrors.NewConflict(s.GVR.GroupResource(), m.GetName(), err)
+	}
+	prepareMetaForUpdate(m, oldM)
+	s.rules.prepareUpdate(obj, old)
+	if s.Custom() && specChanged(obj, old) {
+		m.SetGeneration(oldM.GetGeneration() + 1)
+	}
+	return nil
+}
+
+// ValidateUpdate checks an updated object against the stored one.
+func (s *Strategy) ValidateUpdate(obj, old runtime.Object) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	oldM, err := meta.Accessor(old)
+	if err != nil {
+		return err
+	}
+	errs := apivalidation.ValidateObjectMetaAccessor(m, s.Resource.Namespaced, s.nameFn, field.NewPath("metadata"))
+	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(m, oldM, field.NewPath("metadata"))...)
+	errs = append(errs, s.rules.validateUpdate(obj, old)...)
+	return s.invalid(m.GetName(), errs)
+}
+
+func (s *Strategy) invalid(name string, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(s.GVK.GroupKind(), name, errs)
+}
+
+// rbacName allows what kube allows for RBAC objects: any valid path segment (system:controller:x).
+func rbacName(name string, prefix bool) []string { return path.IsValidPathSegmentName(name) }
