@@ -1,0 +1,198 @@
+// Package embedded runs a single-member etcd inside the apictl process, so that `apictl serve` works
+// without an etcd cluster. It listens on 127.0.0.1 only, on a port the OS picks, and keeps its data in
+// a directory of its own, so that a restart finds everything it stored.
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"go.etcd.io/etcd/client/pkg/v3/fileutil"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/apictl/apictl/pkg/storage/internal/zapslog"
+)
+
+// Config says where and how to run the embedded etcd.
+type Config struct {
+	// Dir holds etcd's data (apictl uses <data-dir>/etcd). It is created, private to the user, if
+	// missing; a directory that already holds data is reused.
+	Dir string
+	// Logger receives etcd's logs. Nil discards them.
+	Logger *slog.Logger
+	// LogLevel is the lowest level of etcd's logs that reach Logger; nil means slog.LevelWarn, because
+	// etcd is chatty at info level.
+	LogLevel slog.Leveler
+	// ClientAddress is the host:port of the client listener. Empty means 127.0.0.1 on a port the OS
+	// picks, so that nothing can collide; a fixed port is for tests that restart etcd under a
+	// connected client. The embedded etcd has no authentication: keep it on loopback.
+	ClientAddress string
+	// UnsafeNoFsync skips fsync: a crash can lose data. For tests only.
+	UnsafeNoFsync bool
+}
+
+// Server is a running embedded etcd.
+type Server struct {
+	etcd       *embed.Etcd
+	lock       *fileutil.LockedFile
+	clientURLs []string
+	// closing is set when Close starts, so that the log filter knows listener errors are expected.
+	closing  *atomic.Bool
+	stopOnce sync.Once
+	stopped  chan struct{}
+}
+
+const (
+	// name is the member's name; it is written into the data dir and must stay the same across
+	// restarts.
+	name = "apictl"
+	// defaultClientAddress asks the OS for a free loopback port: no fixed port that another process
+	// could hold.
+	defaultClientAddress = "127.0.0.1:0"
+	// unusedPeerURL is the peer URL the single member advertises. Nothing listens on it: a member alone
+	// in its cluster never talks to peers, and not listening means nobody can join it. Port 0 is never
+	// dialled; it only satisfies etcd's "host:port" check.
+	unusedPeerURL = "http://127.0.0.1:0"
+	// A member alone in its cluster elects itself once a randomized election timeout has passed.
+	// etcd's defaults (100ms ticks, 1s timeout) make a fresh start wait up to a second; these bring
+	// it to 10-50ms (BenchmarkEmbeddedStart), at the cost of a timer that fires a hundred times a
+	// second and has nothing to do without peers.
+	tickMs     = 10
+	electionMs = 50
+	// lockFile, in the data directory, is held while etcd runs there.
+	lockFile = "apictl.lock"
+)
+
+// Start runs etcd in cfg.Dir and returns once it serves requests. ctx bounds the wait for readiness;
+// on failure nothing keeps running.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("start embedded etcd: no data directory given")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("start embedded etcd in %s: %w", cfg.Dir, err)
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("start embedded etcd: %w", err)
+	}
+	// etcd itself would wait forever for the lock on its database if another process runs on the
+	// same directory; this lock fails at once instead.
+	lock, err := fileutil.TryLockFile(filepath.Join(cfg.Dir, lockFile), os.O_WRONLY|os.O_CREATE, 0o600)
+	if errors.Is(err, fileutil.ErrLocked) {
+		return nil, fmt.Errorf("start embedded etcd: %s is in use by another apictl process; stop it or use another data directory", cfg.Dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start embedded etcd: lock %s: %w", cfg.Dir, err)
+	}
+	closing := new(atomic.Bool)
+	fail := func(e *embed.Etcd, err error) (*Server, error) {
+		if e != nil {
+			closing.Store(true)
+			e.Close()
+		}
+		lock.Close()
+		return nil, fmt.Errorf("start embedded etcd in %s: %w", cfg.Dir, err)
+	}
+	ecfg, err := etcdConfig(cfg, closing)
+	if err != nil {
+		return fail(nil, err)
+	}
+	e, err := embed.StartEtcd(ecfg)
+	if err != nil {
+		return fail(nil, err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		return fail(e, err)
+	case <-ctx.Done():
+		return fail(e, fmt.Errorf("not ready in time: %w", context.Cause(ctx)))
+	}
+	s := &Server{etcd: e, lock: lock, closing: closing, stopped: make(chan struct{})}
+	// The configured client URL says port 0; the listener knows the port the OS chose.
+	for _, l := range e.Clients {
+		s.clientURLs = append(s.clientURLs, "http://"+l.Addr().String())
+	}
+	if cfg.Logger != nil {
+		cfg.Logger.Debug("embedded etcd ready", "dir", cfg.Dir, "endpoints", s.clientURLs)
+	}
+	return s, nil
+}
+
+func etcdConfig(cfg Config, closing *atomic.Bool) (*embed.Config, error) {
+	address := cfg.ClientAddress
+	if address == "" {
+		address = defaultClientAddress
+	}
+	client, err := url.Parse("http://" + address)
+	if err != nil {
+		return nil, fmt.Errorf("client address %q: %w", address, err)
+	}
+	peer, err := url.Parse(unusedPeerURL)
+	if err != nil {
+		return nil, err
+	}
+	ecfg := embed.NewConfig()
+	ecfg.Name = name
+	ecfg.Dir = cfg.Dir
+	ecfg.UnsafeNoFsync = cfg.UnsafeNoFsync
+	ecfg.ListenClientUrls = []url.URL{*client}
+	// The advertised client URL is only published in the member list, which apictl's client never
+	// reads (no endpoint auto-sync); with port 0 the real port is not known before the listener exists.
+	ecfg.AdvertiseClientUrls = []url.URL{*client}
+	ecfg.ListenPeerUrls = nil
+	ecfg.AdvertisePeerUrls = []url.URL{*peer}
+	// Only read when the data dir is new; a restart takes the membership from the data.
+	ecfg.InitialCluster = name + "=" + unusedPeerURL
+	ecfg.InitialClusterToken = "apictl-embedded"
+	ecfg.ListenMetricsUrls = nil
+	// The gRPC gateway would dial the configured client address, port 0; apictl speaks gRPC only.
+	ecfg.EnableGRPCGateway = false
+	// apictl's store compacts (--etcd-compaction-interval), as kube-apiserver does.
+	ecfg.AutoCompactionMode = embed.CompactorModePeriodic
+	ecfg.AutoCompactionRetention = "0"
+	ecfg.TickMs = tickMs
+	ecfg.ElectionMs = electionMs
+	ecfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapslog.New(cfg.Logger, zapslog.Options{
+		Level:  cfg.LogLevel,
+		Demote: func(entry zapcore.Entry, fields []zapcore.Field) bool { return expected(entry, fields, closing.Load()) },
+	}))
+	return ecfg, nil
+}
+
+// ClientURLs are the URLs a client reaches this etcd at.
+func (s *Server) ClientURLs() []string {
+	return append([]string(nil), s.clientURLs...)
+}
+
+// Err reports a failure of the running etcd, such as a listener that stopped serving. It is closed
+// once the server has stopped.
+func (s *Server) Err() <-chan error { return s.etcd.Err() }
+
+// Close stops etcd: in-flight requests get a moment to finish, then connections are cut and the data
+// is flushed. ctx bounds the wait; if it ends first, Close returns its error and the stop finishes in
+// the background. Calling Close again waits for the same stop.
+func (s *Server) Close(ctx context.Context) error {
+	s.stopOnce.Do(func() {
+		s.closing.Store(true)
+		go func() {
+			defer close(s.stopped)
+			s.etcd.Close()
+			s.lock.Close()
+		}()
+	})
+	select {
+	case <-s.stopped:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop embedded etcd in %s: %w", s.etcd.Config().Dir, context.Cause(ctx))
+	}
+}

@@ -1,0 +1,202 @@
+package embedded
+
+import (
+	"context"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+func testContext(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func start(t testing.TB, cfg Config) *Server {
+	t.Helper()
+	if cfg.Dir == "" {
+		cfg.Dir = filepath.Join(t.TempDir(), "etcd")
+	}
+	cfg.UnsafeNoFsync = true
+	s, err := Start(testContext(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+	return s
+}
+
+func client(t testing.TB, s *Server) *clientv3.Client {
+	t.Helper()
+	c, err := clientv3.New(clientv3.Config{Endpoints: s.ClientURLs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestListensOnLoopbackWithAnOSPort(t *testing.T) {
+	a := start(t, Config{})
+	b := start(t, Config{})
+	for _, s := range []*Server{a, b} {
+		urls := s.ClientURLs()
+		if len(urls) != 1 {
+			t.Fatalf("client URLs %q", urls)
+		}
+		u, err := url.Parse(urls[0])
+		if err != nil || u.Scheme != "http" || u.Hostname() != "127.0.0.1" || u.Port() == "0" || u.Port() == "" {
+			t.Errorf("client URL %q: want http://127.0.0.1:<port chosen by the OS>", urls[0])
+		}
+	}
+	if a.ClientURLs()[0] == b.ClientURLs()[0] {
+		t.Error("two embedded etcds share a port")
+	}
+}
+
+func TestRestartKeepsData(t *testing.T) {
+	ctx := testContext(t)
+	dir := filepath.Join(t.TempDir(), "etcd")
+	first, err := Start(ctx, Config{Dir: dir, UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client(t, first).Put(ctx, "/registry/configmaps/default/a", "kept"); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(ctx); err != nil {
+		t.Fatalf("a second Close: %v", err)
+	}
+	second := start(t, Config{Dir: dir})
+	resp, err := client(t, second).Get(ctx, "/registry/configmaps/default/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "kept" {
+		t.Errorf("after the restart: %v", resp.Kvs)
+	}
+	if info, err := os.Stat(dir); err != nil || info.Mode().Perm() != 0o700 {
+		t.Errorf("data dir mode %v, %v; want 0700", info.Mode(), err)
+	}
+}
+
+func TestStartFailures(t *testing.T) {
+	running := start(t, Config{})
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	dirOf := func(s *Server) string { return s.etcd.Config().Dir }
+	tests := []struct {
+		name string
+		ctx  context.Context
+		cfg  Config
+		want string
+	}{
+		{"no dir", context.Background(), Config{}, "no data directory"},
+		{"dir is a file", context.Background(), Config{Dir: filepath.Join(file, "etcd")}, "not a directory"},
+		{"dir in use", context.Background(), Config{Dir: dirOf(running)}, "in use by another apictl process"},
+		{"canceled", canceled, Config{Dir: t.TempDir()}, "context canceled"},
+		{"bad address", context.Background(), Config{Dir: t.TempDir(), ClientAddress: "nohost"}, "nohost"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Start(tt.ctx, tt.cfg)
+			if err == nil {
+				s.Close(context.Background())
+				t.Fatal("Start succeeded")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+	// A failed start released its lock: the directory can be used.
+	dir := t.TempDir()
+	if _, err := Start(testContext(t), Config{Dir: dir, ClientAddress: "nohost"}); err == nil {
+		t.Fatal("Start with a bad address succeeded")
+	}
+	start(t, Config{Dir: dir})
+}
+
+// recorder keeps the records a logger receives.
+type recorder struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *recorder) WithGroup(string) slog.Handler            { return r }
+func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.records = append(r.records, rec)
+	return nil
+}
+
+// A normal life (start, use, stop) logs nothing at warning level or above: what etcd reports as
+// warnings or errors in this setup (the single port, no auth token, listeners closing at shutdown) is
+// expected, and goes to debug. Warnings about slowness are real, and a loaded test machine may see
+// them: they do not count.
+func TestQuietAtWarnLevel(t *testing.T) {
+	ctx := testContext(t)
+	rec := &recorder{}
+	s, err := Start(ctx, Config{Dir: filepath.Join(t.TempDir(), "etcd"), Logger: slog.New(rec), LogLevel: slog.LevelDebug, UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client(t, s).Put(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	demoted := false
+	for _, r := range rec.records {
+		slowness := strings.Contains(r.Message, "took too long") || strings.Contains(r.Message, "slow")
+		if r.Level >= slog.LevelWarn && !slowness {
+			t.Errorf("%s %q", r.Level, r.Message)
+		}
+		if strings.HasPrefix(r.Message, "Running http and grpc server on single port") {
+			demoted = r.Level == slog.LevelDebug
+		}
+	}
+	if !demoted {
+		t.Error("etcd's single-port notice did not reach the logger at debug level")
+	}
+}
+
+// BenchmarkEmbeddedStart measures a start on an empty directory until etcd serves requests, and the
+// stop: apictl serve must be ready within 0.2s of starting.
+func BenchmarkEmbeddedStart(b *testing.B) {
+	b.ReportAllocs()
+	ctx := context.Background()
+	for b.Loop() {
+		dir := filepath.Join(b.TempDir(), "etcd")
+		s, err := Start(ctx, Config{Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := s.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}

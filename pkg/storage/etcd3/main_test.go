@@ -1,0 +1,191 @@
+package etcd3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/apictl/apictl/pkg/storage"
+	"github.com/apictl/apictl/pkg/storage/embedded"
+)
+
+// sharedEndpoints is the etcd that most tests of this binary share, each under a prefix of its own.
+// Tests that compact or stop etcd start their own (newIsolatedEtcd): compaction is cluster-wide.
+var sharedEndpoints []string
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "apictl-etcd3-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, err := embedded.Start(ctx, embedded.Config{Dir: filepath.Join(dir, "etcd"), UnsafeNoFsync: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer srv.Close(context.Background())
+	sharedEndpoints = srv.ClientURLs()
+	return m.Run()
+}
+
+var prefixCounter atomic.Int64
+
+// uniquePrefix gives each store of a test binary its own key space on the shared etcd.
+func uniquePrefix(tb testing.TB) string {
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(tb.Name())
+	return fmt.Sprintf("/test/%s-%d", name, prefixCounter.Add(1))
+}
+
+// newStore connects to endpoints (the shared etcd when nil) under a new prefix unless cfg names one.
+func newStore(tb testing.TB, endpoints []string, cfg Config) *Store {
+	tb.Helper()
+	if endpoints == nil {
+		endpoints = sharedEndpoints
+	}
+	cfg.Endpoints = endpoints
+	if cfg.Prefix == "" {
+		cfg.Prefix = uniquePrefix(tb)
+	}
+	s, err := New(testContext(tb), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			tb.Errorf("close store: %v", err)
+		}
+	})
+	return s
+}
+
+// newIsolatedEtcd starts an etcd of the test's own, for tests that compact or stop it.
+func newIsolatedEtcd(tb testing.TB) *embedded.Server {
+	tb.Helper()
+	srv, err := embedded.Start(testContext(tb), embedded.Config{Dir: filepath.Join(tb.TempDir(), "etcd"), UnsafeNoFsync: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := srv.Close(context.Background()); err != nil {
+			tb.Errorf("stop etcd: %v", err)
+		}
+	})
+	return srv
+}
+
+// rawClient is a plain etcd client, to look behind the store's back.
+func rawClient(tb testing.TB, endpoints []string) *clientv3.Client {
+	tb.Helper()
+	if endpoints == nil {
+		endpoints = sharedEndpoints
+	}
+	c, err := clientv3.New(clientv3.Config{Endpoints: endpoints})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+// testContext ends with the test, and in any case well before the test binary's own timeout.
+func testContext(tb testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	tb.Cleanup(cancel)
+	return ctx
+}
+
+// eventually polls cond until it holds or the deadline passes: for effects that etcd applies in
+// its own time (lease expiry, compaction), without asserting how long they take.
+func eventually(tb testing.TB, within time.Duration, what string, cond func() (bool, error)) {
+	tb.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		ok, err := cond()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s: not within %s", what, within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// logRecorder is a slog.Handler that lets a test wait for a message and see the warnings.
+type logRecorder struct {
+	messages chan string
+	mu       sync.Mutex
+	warnings []string
+}
+
+func newLogRecorder() *logRecorder { return &logRecorder{messages: make(chan string, 100)} }
+
+func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *logRecorder) WithGroup(string) slog.Handler            { return r }
+func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
+	if rec.Level >= slog.LevelWarn {
+		r.mu.Lock()
+		r.warnings = append(r.warnings, rec.Message)
+		r.mu.Unlock()
+	}
+	select {
+	case r.messages <- rec.Message:
+	default:
+	}
+	return nil
+}
+
+func (r *logRecorder) warned() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.warnings...)
+}
+
+func (r *logRecorder) waitFor(t *testing.T, message string) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case m := <-r.messages:
+			if m == message {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no log message %q", message)
+		}
+	}
+}
+
+// checkTooLarge checks that err says etcd has not reached asked yet, and that it is at least at current.
+func checkTooLarge(t *testing.T, err error, asked, current int64) {
+	t.Helper()
+	var se *storage.StorageError
+	if !errors.As(err, &se) || se.Code != storage.TooLargeResourceVersion {
+		t.Fatalf("err = %v, want TooLargeResourceVersion", err)
+	}
+	if se.ResourceVersion != asked || se.CurrentRevision < current || se.CurrentRevision >= asked {
+		t.Errorf("TooLargeResourceVersion carries rv %d, current %d; want %d and at least %d", se.ResourceVersion, se.CurrentRevision, asked, current)
+	}
+}

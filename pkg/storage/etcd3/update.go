@@ -1,0 +1,124 @@
+package etcd3
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// GuaranteedUpdate reads key, asks tryUpdate for the next value and writes it with a transaction that
+// requires the mod revision to be unchanged. When another writer got there first, the transaction's
+// else branch returns the fresh value and tryUpdate runs again on it, without another read. With
+// opts.ExpectedRevision set, a moved object is a Conflict instead. An unchanged value is not written
+// (nor is its lease renewed). opts.TTL > 0 attaches a lease; 0 keeps whatever lease the key has, so an
+// update does not make an expiring key permanent.
+func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate storage.UpdateFunc, opts storage.UpdateOptions) (storage.KeyValue, error) {
+	if key == "" {
+		return storage.KeyValue{}, invalid("update: the key is empty")
+	}
+	current, err := s.readCurrent(ctx, "update", key)
+	if err != nil {
+		return storage.KeyValue{}, err
+	}
+	for {
+		if opts.ExpectedRevision != 0 && current.ModRevision != opts.ExpectedRevision {
+			return storage.KeyValue{}, &storage.StorageError{Code: storage.Conflict, Op: "update", Key: key,
+				ResourceVersion: opts.ExpectedRevision, CurrentRevision: current.ModRevision}
+		}
+		next, err := tryUpdate(current)
+		if err != nil {
+			return storage.KeyValue{}, err
+		}
+		if bytes.Equal(next, current.Value) {
+			return current, nil
+		}
+		putOpts := []clientv3.OpOption{clientv3.WithIgnoreLease()}
+		lease := clientv3.NoLease
+		if opts.TTL > 0 {
+			if lease, err = s.leases.get(ctx, opts.TTL); err != nil {
+				return storage.KeyValue{}, s.interpret("update", key, fmt.Errorf("grant a lease: %w", err))
+			}
+			putOpts = []clientv3.OpOption{clientv3.WithLease(lease)}
+		}
+		txn, err := s.kv.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", current.ModRevision)).
+			Then(clientv3.OpPut(key, string(next), putOpts...)).
+			Else(clientv3.OpGet(key)).
+			Commit()
+		if err != nil {
+			if isLeaseGone(err) {
+				// Someone revoked the shared lease; the next round grants a new one.
+				s.leases.forget(lease)
+				continue
+			}
+			return storage.KeyValue{}, s.interpret("update", key, err)
+		}
+		if txn.Succeeded {
+			return storage.KeyValue{Key: key, Value: next, ModRevision: txn.Header.Revision}, nil
+		}
+		if current, err = fromElse(txn, "update", key); err != nil {
+			return storage.KeyValue{}, err
+		}
+	}
+}
+
+// Delete removes key once check approves its current value, with a transaction that requires the mod
+// revision to be unchanged; when another writer got there first, check runs again on the fresh value.
+// The returned value is the deleted one, with ModRevision set to the delete's revision.
+func (s *Store) Delete(ctx context.Context, key string, check storage.CheckFunc) (storage.KeyValue, error) {
+	if key == "" {
+		return storage.KeyValue{}, invalid("delete: the key is empty")
+	}
+	current, err := s.readCurrent(ctx, "delete", key)
+	if err != nil {
+		return storage.KeyValue{}, err
+	}
+	for {
+		if check != nil {
+			if err := check(current); err != nil {
+				return storage.KeyValue{}, err
+			}
+		}
+		txn, err := s.kv.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", current.ModRevision)).
+			Then(clientv3.OpDelete(key)).
+			Else(clientv3.OpGet(key)).
+			Commit()
+		if err != nil {
+			return storage.KeyValue{}, s.interpret("delete", key, err)
+		}
+		if txn.Succeeded {
+			current.ModRevision = txn.Header.Revision
+			return current, nil
+		}
+		if current, err = fromElse(txn, "delete", key); err != nil {
+			return storage.KeyValue{}, err
+		}
+	}
+}
+
+// readCurrent reads key for a compare-and-swap: a quorum read, NotFound if the key does not exist.
+func (s *Store) readCurrent(ctx context.Context, op, key string) (storage.KeyValue, error) {
+	resp, err := s.kv.Get(ctx, key)
+	if err != nil {
+		return storage.KeyValue{}, s.interpret(op, key, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return storage.KeyValue{}, &storage.StorageError{Code: storage.NotFound, Op: op, Key: key}
+	}
+	return keyValue(resp.Kvs[0]), nil
+}
+
+// fromElse takes the fresh value from the else branch of a compare-and-swap that lost; NotFound if
+// the winner deleted the key.
+func fromElse(txn *clientv3.TxnResponse, op, key string) (storage.KeyValue, error) {
+	kvs := txn.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 0 {
+		return storage.KeyValue{}, &storage.StorageError{Code: storage.NotFound, Op: op, Key: key}
+	}
+	return keyValue(kvs[0]), nil
+}

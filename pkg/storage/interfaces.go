@@ -1,0 +1,142 @@
+// Package storage keeps API objects in etcd. It stores bytes, not objects: values are the JSON the
+// handlers wrote, so that reads can stream stored bytes without decoding them. An object's
+// resourceVersion is the etcd mod revision of its key; a list's is the revision it was read at.
+//
+// Keys are plain strings chosen by the caller (the handlers use <resource>/<namespace>/<name> for the
+// core group and <group>/<resource>/<namespace>/<name> otherwise); the store prepends --etcd-prefix.
+package storage
+
+import (
+	"context"
+	"time"
+)
+
+// KeyValue is one stored object.
+type KeyValue struct {
+	// Key is the caller's key, without the store's prefix.
+	Key string
+	// Value is the stored JSON.
+	Value []byte
+	// ModRevision is the etcd revision that last wrote the key: the object's resourceVersion.
+	ModRevision int64
+}
+
+// ResourceVersionMatch qualifies a list's resourceVersion, as the API's resourceVersionMatch does.
+type ResourceVersionMatch string
+
+// The values of resourceVersionMatch.
+const (
+	MatchUnset        ResourceVersionMatch = ""
+	MatchNotOlderThan ResourceVersionMatch = "NotOlderThan"
+	MatchExact        ResourceVersionMatch = "Exact"
+)
+
+// GetOptions say how fresh a read must be.
+type GetOptions struct {
+	// ResourceVersion is the API's: "" reads the latest (quorum), "0" any (serializable), "N" not older
+	// than N (a store that has not seen N yet returns a TooLargeResourceVersion error).
+	ResourceVersion string
+}
+
+// Filter decides whether a stored object belongs in a result; it is how label and field selectors reach
+// the store without the store knowing the encoding. A nil Filter matches everything.
+type Filter func(kv KeyValue) (bool, error)
+
+// ListOptions select and page a list.
+type ListOptions struct {
+	// ResourceVersion and ResourceVersionMatch follow the API's list semantics.
+	ResourceVersion      string
+	ResourceVersionMatch ResourceVersionMatch
+	// Limit is the page size; 0 means everything. Pages are full while more matches exist.
+	Limit int64
+	// Continue is a token from a previous page.
+	Continue string
+	Filter   Filter
+}
+
+// ListResult is one page.
+type ListResult struct {
+	Items []KeyValue
+	// Revision is the list's resourceVersion: the revision every page of this list was read at.
+	Revision int64
+	// Continue is the token for the next page, empty on the last one.
+	Continue string
+	// RemainingItemCount counts the keys after this page when no filter hides any; nil otherwise.
+	RemainingItemCount *int64
+}
+
+// UpdateFunc computes an object's next value from its current one. The store calls it again with the
+// fresh value when a concurrent write wins the compare-and-swap. Returning the current bytes unchanged
+// skips the write. Returning an error aborts the update with that error.
+type UpdateFunc func(current KeyValue) (next []byte, err error)
+
+// UpdateOptions qualify GuaranteedUpdate.
+type UpdateOptions struct {
+	// ExpectedRevision, when not 0, is the resourceVersion the client sent: if the object has moved on,
+	// the update fails with a Conflict error instead of retrying.
+	ExpectedRevision int64
+	// TTL, when positive, attaches the written key to a lease of that length.
+	TTL time.Duration
+}
+
+// CheckFunc vets the current object before a delete (preconditions such as uid and resourceVersion).
+// Returning an error aborts the delete with that error.
+type CheckFunc func(current KeyValue) error
+
+// EventType names a watch event, with the API's spelling.
+type EventType string
+
+// The watch event types the store produces. Bookmarks and errors about the request itself are the
+// handlers' business.
+const (
+	Added    EventType = "ADDED"
+	Modified EventType = "MODIFIED"
+	Deleted  EventType = "DELETED"
+	// Error carries Err: the watch has ended (for example, its revision was compacted).
+	Error EventType = "ERROR"
+)
+
+// Event is one change under a watched prefix.
+type Event struct {
+	Type EventType
+	// Object is the new state; for Deleted, the last state before the delete with the delete's revision.
+	Object KeyValue
+	// Revision is the etcd revision of the change.
+	Revision int64
+	// Err is set on Error events.
+	Err error
+}
+
+// WatchOptions say where a watch starts.
+type WatchOptions struct {
+	// Revision: changes strictly after it are delivered. 0 means "from now".
+	Revision int64
+	// Filter, when set, drops events whose object does not match. Transitions (an object entering or
+	// leaving the filter) are the watch cache's business, not the raw store's.
+	Filter Filter
+}
+
+// Store is what the REST handlers need from storage.
+type Store interface {
+	// Create writes value at key if the key does not exist, else returns an AlreadyExists error. A
+	// positive ttl attaches a lease, so the key expires.
+	Create(ctx context.Context, key string, value []byte, ttl time.Duration) (KeyValue, error)
+	// Get reads one key; NotFound if it does not exist.
+	Get(ctx context.Context, key string, opts GetOptions) (KeyValue, error)
+	// List reads the keys under prefix (which should end in "/"), in key order.
+	List(ctx context.Context, prefix string, opts ListOptions) (*ListResult, error)
+	// GuaranteedUpdate reads key, applies tryUpdate and writes the result with compare-and-swap on the
+	// mod revision, retrying on conflicts it caused itself; NotFound if the key does not exist.
+	GuaranteedUpdate(ctx context.Context, key string, tryUpdate UpdateFunc, opts UpdateOptions) (KeyValue, error)
+	// Delete removes key after check approves the current value, with compare-and-swap; it returns the
+	// deleted value, with ModRevision set to the revision of the delete.
+	Delete(ctx context.Context, key string, check CheckFunc) (KeyValue, error)
+	// Watch streams the changes under prefix until ctx ends or an Error event closes the channel.
+	Watch(ctx context.Context, prefix string, opts WatchOptions) (<-chan Event, error)
+	// CurrentRevision returns etcd's latest revision (a quorum read).
+	CurrentRevision(ctx context.Context) (int64, error)
+	// Healthy checks that etcd answers within the store's health-check timeout.
+	Healthy(ctx context.Context) error
+	// Close releases the client. The store is unusable afterwards.
+	Close() error
+}
