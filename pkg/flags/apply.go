@@ -12,6 +12,7 @@ import (
 
 	"github.com/apictl/apictl/pkg/certs"
 	"github.com/apictl/apictl/pkg/features"
+	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/serve/auth"
 	"github.com/apictl/apictl/pkg/serve/dynamiccert"
@@ -47,6 +48,7 @@ func (o *ServerOptions) Config(ctx context.Context, logOut io.Writer) (cfg *serv
 		{SectionInsecureServing, o.InsecureServing.ApplyTo},
 		{SectionAuthentication, o.Authentication.ApplyTo},
 		{SectionAuthorization, o.Authorization.ApplyTo},
+		{SectionAPIEnablement, o.APIEnablement.ApplyTo},
 	}
 	for _, s := range steps {
 		if err := s.apply(ctx, cfg); err != nil {
@@ -55,11 +57,35 @@ func (o *ServerOptions) Config(ctx context.Context, logOut io.Writer) (cfg *serv
 	}
 	if cfg.SecureServing != nil {
 		cfg.SecureServing.Listener = secureLn
+		cfg.ExternalAddress = net.JoinHostPort(o.externalHost(), strconv.Itoa(secureLn.Addr().(*net.TCPAddr).Port))
 	}
 	if cfg.InsecureServing != nil {
 		cfg.InsecureServing.Listener = insecureLn
 	}
 	return cfg, nil
+}
+
+// externalHost is the host clients are told to use: the advertise address, else the external host
+// name, else loopback.
+func (o *ServerOptions) externalHost() string {
+	switch {
+	case o.Generic.AdvertiseAddress != "":
+		return o.Generic.AdvertiseAddress
+	case o.Generic.ExternalHostname != "":
+		return o.Generic.ExternalHostname
+	}
+	return "127.0.0.1"
+}
+
+// ApplyTo loads the API the server serves: the built-in groups and the --api-config CRDs, with
+// --runtime-config applied.
+func (o *APIEnablementOptions) ApplyTo(_ context.Context, cfg *serve.Config) error {
+	api, err := routes.LoadAPI(o.APIConfig, o.RuntimeConfig)
+	if err != nil {
+		return err
+	}
+	cfg.API = api
+	return nil
 }
 
 // listen binds the listeners that are turned on and not bound yet.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/apictl/apictl/pkg/features"
+	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve/auth"
 	"github.com/apictl/apictl/pkg/serve/dynamiccert"
 	"github.com/apictl/apictl/pkg/version"
@@ -49,6 +50,15 @@ type Config struct {
 	EnableProfiling bool
 	// FeatureGates are the resolved --feature-gates.
 	FeatureGates features.Gates
+
+	// API is the enabled API: its route table is the server's mux, discovery and OpenAPI. Nil serves
+	// only the endpoints outside the API.
+	API *routes.API
+	// Resources serves the API's resource routes; nil answers them 503.
+	Resources ResourceHandler
+	// ExternalAddress is host:port as clients should reach the server, published in /api's
+	// serverAddressByClientCIDRs.
+	ExternalAddress string
 
 	// SecureServing is the TLS listener; nil turns it off.
 	SecureServing *SecureServingInfo
@@ -131,6 +141,9 @@ func (c Config) Complete() CompletedConfig {
 	}
 	if c.Version.GitVersion == "" {
 		c.Version = version.Get()
+	}
+	if c.API == nil {
+		c.API, _ = routes.NewAPI(nil)
 	}
 	return CompletedConfig{&completedConfig{c}}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/coreos/go-systemd/v22/daemon"
 
+	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve/healthz"
 )
 
@@ -38,19 +39,19 @@ func (s *Server) PrepareRun() *PreparedServer {
 	for _, c := range hookChecks {
 		livezHookChecks = append(livezHookChecks, healthz.Delayed(c, s.cfg.LivezGracePeriod, time.Now))
 	}
-	endpoints := map[string][]healthz.Checker{
+	checks := map[string][]healthz.Checker{
 		"healthz": concat(s.healthChecks, hookChecks),
 		"livez":   concat(s.healthChecks, livezHookChecks),
 		"readyz":  concat(s.healthChecks, s.readyzChecks, hookChecks, []healthz.Checker{p.shutdown}),
 	}
-	for name, checks := range endpoints {
-		s.mux.Handle("/"+name, healthz.Handler(name, checks, s.cfg.Logger))
-		for _, c := range checks {
-			s.mux.Handle("/"+name+"/"+c.Name(), healthz.CheckHandler(c))
-		}
+	for name, endpoint := range map[string]routes.Endpoint{"healthz": routes.EndpointHealthz, "livez": routes.EndpointLivez, "readyz": routes.EndpointReadyz} {
+		s.mux.endpoints[endpoint] = healthEndpoint(healthz.Handler(name, checks[name], s.cfg.Logger), checks[name])
 	}
-	s.mux.Handle("/", indexHandler(s.mux.Paths))
-	s.mux.Handle("/index.html", indexHandler(s.mux.Paths))
+	// A list of strings always encodes, so the error is nil.
+	index, _ := jsonIndented(struct {
+		Paths []string `json:"paths"`
+	}{indexPaths(s.table, checks)})
+	s.mux.endpoints[routes.EndpointIndex] = index
 	return p
 }
 

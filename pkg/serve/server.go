@@ -2,18 +2,17 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/pprof"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve/filters"
 	"github.com/apictl/apictl/pkg/serve/healthz"
 )
@@ -31,7 +30,9 @@ type namedHook struct {
 // Server is a created, not yet running API server.
 type Server struct {
 	cfg      *completedConfig
-	mux      *Mux
+	table    routes.Table
+	mux      *dispatcher
+	openAPI  *openAPIDocs
 	registry *prometheus.Registry
 	metrics  *filters.Metrics
 
@@ -45,7 +46,7 @@ type Server struct {
 	hookNames         map[string]bool
 }
 
-// New creates the server: metrics, the mux with the endpoints outside the API, the health checks.
+// New creates the server: the route table and its matcher, discovery, metrics, the health checks.
 // It binds nothing and starts nothing.
 func (c CompletedConfig) New() (*Server, error) {
 	if err := c.validate(); err != nil {
@@ -53,60 +54,60 @@ func (c CompletedConfig) New() (*Server, error) {
 	}
 	s := &Server{
 		cfg:       c.completedConfig,
-		mux:       NewMux(),
+		table:     routes.Install(c.API, routes.InstallOptions{Profiling: c.EnableProfiling}),
 		registry:  prometheus.NewRegistry(),
 		hookNames: map[string]bool{},
 	}
+	matcher, err := routes.NewMatcher(s.table)
+	if err != nil {
+		return nil, fmt.Errorf("building the route matcher: %w", err)
+	}
+	s.mux = &dispatcher{matcher: matcher, resources: c.Resources, endpoints: map[routes.Endpoint]func(http.ResponseWriter, *http.Request, *routes.Match){}}
 	if err := s.registry.Register(collectors.NewGoCollector()); err != nil {
 		return nil, fmt.Errorf("registering Go metrics: %w", err)
 	}
 	if err := s.registry.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
 		return nil, fmt.Errorf("registering process metrics: %w", err)
 	}
-	m, err := filters.NewMetrics(s.registry)
-	if err != nil {
+	if s.metrics, err = filters.NewMetrics(s.registry); err != nil {
 		return nil, fmt.Errorf("registering request metrics: %w", err)
 	}
-	s.metrics = m
-
 	logCheck := healthz.NamedCheck("log", func(*http.Request) error { return nil })
 	if c.LogWriter != nil {
 		logCheck = healthz.NamedCheck("log", func(*http.Request) error { return c.LogWriter.Err() })
 	}
 	s.healthChecks = []healthz.Checker{healthz.Ping, logCheck}
 
-	s.mux.Handle("/version", http.HandlerFunc(s.serveVersion))
-	s.mux.Handle("/version/", http.HandlerFunc(s.serveVersion))
-	s.mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
-	if c.EnableProfiling {
-		s.mux.HandlePrefix("/debug/pprof/", http.HandlerFunc(pprof.Index))
-		s.mux.Handle("/debug/pprof/cmdline", http.HandlerFunc(pprof.Cmdline))
-		s.mux.Handle("/debug/pprof/profile", http.HandlerFunc(pprof.Profile))
-		s.mux.Handle("/debug/pprof/symbol", http.HandlerFunc(pprof.Symbol))
-		s.mux.Handle("/debug/pprof/trace", http.HandlerFunc(pprof.Trace))
+	version, err := jsonIndented(c.Version)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the version: %w", err)
+	}
+	metrics := promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})
+	discovery, err := newDiscoveryHandler(routes.NewDiscovery(c.API, routes.DiscoveryOptions{ServerAddress: c.ExternalAddress}))
+	if err != nil {
+		return nil, err
+	}
+	s.openAPI = newOpenAPIDocs(s.table, c.API, c.Version.GitVersion)
+	e := s.mux.endpoints
+	e[routes.EndpointVersion] = version
+	e[routes.EndpointMetrics] = func(w http.ResponseWriter, r *http.Request, _ *routes.Match) { metrics.ServeHTTP(w, r) }
+	e[routes.EndpointProfiling] = profilingEndpoint
+	e[routes.EndpointOpenAPIV2] = s.openAPI.serveV2
+	e[routes.EndpointOpenAPIV3] = s.openAPI.serveV3
+	for _, ep := range []routes.Endpoint{routes.EndpointAPIVersions, routes.EndpointAPIGroupList, routes.EndpointAPIGroup, routes.EndpointAPIResourceList} {
+		e[ep] = discovery.serve
 	}
 	return s, nil
 }
 
-// Mux is where the API and its discovery are installed.
-func (s *Server) Mux() *Mux { return s.mux }
+// Table is the route table the server answers.
+func (s *Server) Table() routes.Table { return s.table }
 
 // Registry is the server's Prometheus registry, for components that export their own metrics.
 func (s *Server) Registry() prometheus.Registerer { return s.registry }
 
 // Logger is the server's logger.
 func (s *Server) Logger() *slog.Logger { return s.cfg.Logger }
-
-func (s *Server) serveVersion(w http.ResponseWriter, _ *http.Request) {
-	body, err := json.MarshalIndent(s.cfg.Version, "", "  ")
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
-}
 
 // AddPostStartHook registers fn to run once the listeners are bound. Until it returns, the
 // poststarthook/<name> check fails, so /readyz reports the server not ready.

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/net/http2"
 
+	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve/auth"
 	"github.com/apictl/apictl/pkg/serve/dynamiccert"
 	"github.com/apictl/apictl/pkg/serve/healthz"
@@ -32,9 +33,24 @@ type testServer struct {
 	logs        *syncBuffer
 }
 
-// startTestServer runs a server on 127.0.0.1 port-0 listeners. prepare may change the config and
-// register hooks and handlers before the server is prepared.
-func startTestServer(t *testing.T, modify func(*Config), prepare func(*Server)) *testServer {
+// fakeResources serves the built-in API's resource routes from handlers keyed by object name
+// ("" for collections), so tests can make a request panic, block or stream.
+type fakeResources map[string]http.HandlerFunc
+
+func (f fakeResources) ServeResource(w http.ResponseWriter, r *http.Request, route *routes.Route, p routes.Params) {
+	if h, ok := f[p.Name]; ok {
+		h(w, r)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// objectURL is the path of a configmap in the default namespace.
+func objectURL(name string) string { return "/api/v1/namespaces/default/configmaps/" + name }
+
+// startTestServer runs a server on 127.0.0.1 port-0 listeners, serving the built-in API's routes
+// from resources. prepare may register hooks before the server is prepared.
+func startTestServer(t *testing.T, modify func(*Config), resources fakeResources, prepare func(*Server)) *testServer {
 	t.Helper()
 	pki := newTestPKI(t)
 	logs := &syncBuffer{}
@@ -63,6 +79,8 @@ func startTestServer(t *testing.T, modify func(*Config), prepare func(*Server)) 
 		Authentication:  auth.Union(nil, auth.ClientCert{Roots: ca.Pool}, tokens),
 		Authorization:   auth.Chain(auth.AlwaysAllow),
 		Notify:          func(string) error { return nil },
+		API:             routes.Builtin(),
+		Resources:       resources,
 	}
 	if modify != nil {
 		modify(&cfg)
@@ -161,7 +179,7 @@ func (b *syncBuffer) String() string {
 }
 
 func TestEndpointsOutsideTheAPI(t *testing.T) {
-	ts := startTestServer(t, nil, nil)
+	ts := startTestServer(t, nil, nil, nil)
 	admin := ts.client(&ts.pki.adminCert)
 	tests := []struct {
 		name   string
@@ -212,18 +230,18 @@ func TestErrorStatuses(t *testing.T) {
 	ts := startTestServer(t, func(c *Config) {
 		c.RequestTimeout = 200 * time.Millisecond
 		c.Authorization = auth.Chain(auth.AlwaysDeny)
-	}, func(s *Server) {
-		s.Mux().Handle("/test/panic", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
-		s.Mux().Handle("/test/slow", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	}, fakeResources{
+		"panic": func(http.ResponseWriter, *http.Request) { panic("boom") },
+		"slow": func(w http.ResponseWriter, _ *http.Request) {
 			time.Sleep(time.Second)
 			_, _ = w.Write([]byte("late"))
-		}))
-		s.Mux().Handle("/test/body", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		},
+		"body": func(w http.ResponseWriter, r *http.Request) {
 			if _, err := io.ReadAll(r.Body); err != nil {
 				w.WriteHeader(http.StatusRequestEntityTooLarge)
 			}
-		}))
-	})
+		},
+	}, nil)
 	root := ts.client(nil)
 	bearer := func(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
 
@@ -245,7 +263,7 @@ func TestErrorStatuses(t *testing.T) {
 		}
 	})
 	t.Run("500 on panic, and the server lives on", func(t *testing.T) {
-		code, body, _ := do(t, root, "GET", ts.secureURL+"/test/panic", nil, bearer("root-token"))
+		code, body, _ := do(t, root, "GET", ts.secureURL+objectURL("panic"), nil, bearer("root-token"))
 		if code != 500 || !strings.Contains(body, `"reason":"InternalError"`) || !strings.Contains(body, panicText) {
 			t.Errorf("got %d %s", code, body)
 		}
@@ -254,17 +272,17 @@ func TestErrorStatuses(t *testing.T) {
 		}
 	})
 	t.Run("504", func(t *testing.T) {
-		code, body, _ := do(t, root, "GET", ts.secureURL+"/test/slow", nil, bearer("root-token"))
+		code, body, _ := do(t, root, "GET", ts.secureURL+objectURL("slow"), nil, bearer("root-token"))
 		if code != 504 || !strings.Contains(body, `"message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504`) {
 			t.Errorf("got %d %s", code, body)
 		}
-		code, body, _ = do(t, root, "GET", ts.secureURL+"/test/slow?timeout=x", nil, bearer("root-token"))
+		code, body, _ = do(t, root, "GET", ts.secureURL+objectURL("slow")+"?timeout=x", nil, bearer("root-token"))
 		if code != 400 || !strings.Contains(body, "invalid timeout specified in the request URL") {
 			t.Errorf("bad ?timeout=: %d %s", code, body)
 		}
 	})
 	t.Run("413", func(t *testing.T) {
-		code, body, _ := do(t, root, "POST", ts.secureURL+"/test/body", strings.NewReader(strings.Repeat("x", 2048)), bearer("root-token"))
+		code, body, _ := do(t, root, "PUT", ts.secureURL+objectURL("body"), strings.NewReader(strings.Repeat("x", 2048)), bearer("root-token"))
 		if code != 413 || !strings.Contains(body, `"message":"Request entity too large: limit is 1024","reason":"RequestEntityTooLarge"`) {
 			t.Errorf("got %d %s", code, body)
 		}
@@ -274,17 +292,17 @@ func TestErrorStatuses(t *testing.T) {
 func TestTooManyRequests(t *testing.T) {
 	release := make(chan struct{})
 	entered := make(chan struct{}, 1)
-	ts := startTestServer(t, func(c *Config) { c.MaxRequestsInFlight = 1 }, func(s *Server) {
-		s.Mux().Handle("/test/block", http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+	ts := startTestServer(t, func(c *Config) { c.MaxRequestsInFlight = 1 }, fakeResources{
+		"block": func(http.ResponseWriter, *http.Request) {
 			entered <- struct{}{}
 			<-release
-		}))
-	})
+		},
+	}, nil)
 	c := ts.client(nil)
 	alice := map[string]string{"Authorization": "Bearer alice-token"}
 	blocked := make(chan int, 1)
 	go func() {
-		code, _, _ := do(t, c, "GET", ts.secureURL+"/test/block", nil, alice)
+		code, _, _ := do(t, c, "GET", ts.secureURL+objectURL("block"), nil, alice)
 		blocked <- code
 	}()
 	<-entered

@@ -14,9 +14,9 @@ import (
 
 func TestGracefulShutdown(t *testing.T) {
 	const delay = time.Second
-	ts := startTestServer(t, func(c *Config) { c.ShutdownDelayDuration = delay }, func(s *Server) {
+	ts := startTestServer(t, func(c *Config) { c.ShutdownDelayDuration = delay }, fakeResources{
 		// A watch: one event, then it waits for the server to stop accepting and ends its stream.
-		s.Mux().HandlePrefix("/api/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		"": func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = io.WriteString(w, `{"type":"ADDED"}`+"\n")
 			w.(http.Flusher).Flush()
@@ -24,12 +24,12 @@ func TestGracefulShutdown(t *testing.T) {
 			case <-request.LongRunningDone(r.Context()):
 			case <-r.Context().Done():
 			}
-		}))
-		s.Mux().Handle("/test/slow", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		},
+		"slow": func(w http.ResponseWriter, _ *http.Request) {
 			time.Sleep(1500 * time.Millisecond)
 			_, _ = io.WriteString(w, "done")
-		}))
-	})
+		},
+	}, nil)
 	c := http.Client{Timeout: 10 * time.Second}
 
 	watch, err := c.Get(ts.insecureURL + "/api/v1/namespaces/default/configmaps?watch=true")
@@ -52,7 +52,7 @@ func TestGracefulShutdown(t *testing.T) {
 	// listeners close completes.
 	slow := make(chan string, 1)
 	go func() {
-		code, body := get(ts.insecureURL + "/test/slow")
+		code, body := get(ts.insecureURL + objectURL("slow"))
 		slow <- strings.TrimSpace(strings.Join([]string{http.StatusText(code), body}, " "))
 	}()
 	for time.Since(start) < delay-200*time.Millisecond {
@@ -83,7 +83,7 @@ func TestGracefulShutdown(t *testing.T) {
 }
 
 func TestServingCertificateReload(t *testing.T) {
-	ts := startTestServer(t, func(c *Config) { c.SecureServing.ReloadInterval = 50 * time.Millisecond }, nil)
+	ts := startTestServer(t, func(c *Config) { c.SecureServing.ReloadInterval = 50 * time.Millisecond }, nil, nil)
 	serial := func() int64 {
 		conn, err := tls.Dial("tcp", strings.TrimPrefix(ts.secureURL, "https://"), &tls.Config{RootCAs: ts.pki.roots()})
 		if err != nil {

@@ -1,0 +1,119 @@
+package serve
+
+import (
+	"crypto/sha512"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/routes/openapi"
+	"github.com/apictl/apictl/pkg/serve/status"
+)
+
+// openAPIDocs builds the OpenAPI documents on first use: with many CRDs they take longer to build
+// than the rest of start-up, and only kubectl's validation, explain and apply ask for them.
+type openAPIDocs struct {
+	build func() (*openAPIBytes, error)
+}
+
+type openAPIBytes struct {
+	v2     []byte
+	v2ETag string
+	index  []byte
+	v3     map[string][]byte
+	v3Hash map[string]string
+}
+
+func newOpenAPIDocs(t routes.Table, api *routes.API, version string) *openAPIDocs {
+	return &openAPIDocs{build: sync.OnceValues(func() (*openAPIBytes, error) {
+		opts := openapi.Options{Version: version}
+		v2, err := openapi.BuildV2(t, api, opts)
+		if err != nil {
+			return nil, fmt.Errorf("building OpenAPI v2: %w", err)
+		}
+		out := &openAPIBytes{v3: map[string][]byte{}, v3Hash: map[string]string{}}
+		if out.v2, err = json.Marshal(v2); err != nil {
+			return nil, fmt.Errorf("encoding OpenAPI v2: %w", err)
+		}
+		out.v2ETag = fmt.Sprintf("%q", fmt.Sprintf("%X", sha512.Sum512(out.v2)))
+		v3, err := openapi.BuildV3(t, api, opts)
+		if err != nil {
+			return nil, fmt.Errorf("building OpenAPI v3: %w", err)
+		}
+		for key, doc := range v3 {
+			b, err := json.Marshal(doc)
+			if err != nil {
+				return nil, fmt.Errorf("encoding OpenAPI v3 %s: %w", key, err)
+			}
+			out.v3[key] = b
+			out.v3Hash[key] = fmt.Sprintf("%X", sha512.Sum512(b))
+		}
+		if out.index, err = json.Marshal(openapi.NewV3Index(out.v3)); err != nil {
+			return nil, fmt.Errorf("encoding the OpenAPI v3 index: %w", err)
+		}
+		return out, nil
+	})}
+}
+
+func (o *openAPIDocs) get(w http.ResponseWriter) (*openAPIBytes, bool) {
+	docs, err := o.build()
+	if err != nil {
+		status.WriteError(w, err)
+		return nil, false
+	}
+	return docs, true
+}
+
+func (o *openAPIDocs) serveV2(w http.ResponseWriter, r *http.Request, _ *routes.Match) {
+	docs, ok := o.get(w)
+	if !ok {
+		return
+	}
+	serveCached(w, r, docs.v2, docs.v2ETag, false)
+}
+
+// serveV3 serves the index at /openapi/v3 and a document at /openapi/v3/<key>. A request whose ?hash=
+// is current is cached for good; an outdated hash is redirected to the current one, as kube does.
+func (o *openAPIDocs) serveV3(w http.ResponseWriter, r *http.Request, m *routes.Match) {
+	docs, ok := o.get(w)
+	if !ok {
+		return
+	}
+	key := m.Params.Subpath
+	if key == "" {
+		serveCached(w, r, docs.index, "", false)
+		return
+	}
+	body, ok := docs.v3[key]
+	if !ok {
+		NotFound(w, r)
+		return
+	}
+	hash := docs.v3Hash[key]
+	if q := r.URL.Query().Get("hash"); q != "" && q != hash {
+		http.Redirect(w, r, "/openapi/v3/"+key+"?hash="+hash, http.StatusMovedPermanently)
+		return
+	}
+	serveCached(w, r, body, fmt.Sprintf("%q", hash), r.URL.Query().Get("hash") != "")
+}
+
+func serveCached(w http.ResponseWriter, r *http.Request, body []byte, etag string, immutable bool) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if etag != "" {
+		h.Set("ETag", etag)
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	if immutable {
+		h.Set("Cache-Control", "public, immutable")
+	} else {
+		h.Set("Cache-Control", "no-cache, private")
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
