@@ -63,7 +63,7 @@ func TestValidateCreate(t *testing.T) {
 		{"rbac.authorization.k8s.io", "clusterroles", &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}}}},
 			`[rules[0].verbs: Required value: verbs must contain at least one value, rules[0].resources: Required value: resource rules must supply at least one resource]`},
 		{"rbac.authorization.k8s.io", "clusterrolebindings", &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "b"},
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "x"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "x"},
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "sa"}}},
 			`roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole"`},
 	}
