@@ -1,0 +1,53 @@
+package storage
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestWithResourceVersion(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		err            bool
+	}{
+		{name: "typed order", in: `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a"},"data":{"k":"v"}}`,
+			want: `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"42","name":"a"},"data":{"k":"v"}}`},
+		{name: "sorted keys with nested values before metadata",
+			in:   `{"apiVersion":"example.com/v1","items":[{"a":"}"},[1,2]],"kind":"Widget","metadata":{"name":"w"}}`,
+			want: `{"apiVersion":"example.com/v1","items":[{"a":"}"},[1,2]],"kind":"Widget","metadata":{"resourceVersion":"42","name":"w"}}`},
+		{name: "empty metadata", in: `{"metadata":{}}`, want: `{"metadata":{"resourceVersion":"42"}}`},
+		{name: "whitespace", in: " {\n \"a\" : 1 ,\n \"metadata\" : { } }", want: " {\n \"a\" : 1 ,\n \"metadata\" : {\"resourceVersion\":\"42\" } }"},
+		{name: "escaped quotes in strings", in: `{"a":"x\"metadata\":{","metadata":{"name":"n"}}`,
+			want: `{"a":"x\"metadata\":{","metadata":{"resourceVersion":"42","name":"n"}}`},
+		{name: "nested metadata is not top-level", in: `{"spec":{"metadata":{}}}`, err: true},
+		{name: "metadata not an object", in: `{"metadata":null}`, err: true},
+		{name: "not an object", in: `[1]`, err: true},
+		{name: "truncated", in: `{"kind":"ConfigMap","metad`, err: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := WithResourceVersion(nil, []byte(tt.in), 42)
+			if tt.err {
+				if err == nil {
+					t.Errorf("want an error, got %s", got)
+				}
+				return
+			}
+			if err != nil || string(got) != tt.want {
+				t.Fatalf("got %s, %v\nwant %s", got, err, tt.want)
+			}
+			if !json.Valid(got) {
+				t.Errorf("result is not valid JSON: %s", got)
+			}
+		})
+	}
+}
+
+func BenchmarkWithResourceVersion(b *testing.B) {
+	value := []byte(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"app","namespace":"default","uid":"6b0f6f5e-8c1b-4c8e-9b8a-1b2c3d4e5f60","creationTimestamp":"2026-11-22T10:00:00Z"},"data":{"a":"1","b":"2"}}`)
+	buf := make([]byte, 0, 512)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, _ = WithResourceVersion(buf[:0], value, 123456)
+	}
+}
