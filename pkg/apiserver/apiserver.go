@@ -1,31 +1,98 @@
 // Package apiserver assembles `apictl serve` from its parts: checked options become a serve.Config,
-// the server is created and prepared. The command and the test server both build through here, so
-// tests run exactly what users run.
+// storage is started, the REST handlers are built on it, and the server is created and prepared. The
+// command and the test server both build through here, so tests run exactly what users run.
 package apiserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 
 	"github.com/apictl/apictl/pkg/flags"
+	"github.com/apictl/apictl/pkg/registry"
 	"github.com/apictl/apictl/pkg/serve"
+	"github.com/apictl/apictl/pkg/serve/handlers"
+	"github.com/apictl/apictl/pkg/serve/healthz"
 )
 
-// New builds a prepared server from completed and validated options, logging to logOut. adjust, when
-// not nil, may change the configuration before the server is created (tests hand in pre-bound
-// listeners this way).
-func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, adjust func(*serve.Config)) (*serve.PreparedServer, error) {
+// Extras are knobs that are not flags: what tests need to run servers quickly and quietly.
+type Extras struct {
+	// Adjust, when set, may change the configuration before the server is created.
+	Adjust func(*serve.Config)
+	// UnsafeNoFsync runs the embedded etcd without fsync: a crash loses data. Tests only.
+	UnsafeNoFsync bool
+}
+
+// New builds a prepared server from completed and validated options, logging to logOut.
+func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras Extras) (_ *serve.PreparedServer, err error) {
 	cfg, err := o.Config(ctx, logOut)
 	if err != nil {
 		return nil, err
 	}
-	if adjust != nil {
-		adjust(cfg)
+	defer func() {
+		if err != nil {
+			closeListeners(cfg)
+		}
+	}()
+	st, err := startStorage(ctx, o, cfg.Logger, extras.UnsafeNoFsync)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = st.close(context.Background())
+		}
+	}()
+	reg, err := registry.New(cfg.API)
+	if err != nil {
+		return nil, fmt.Errorf("building the rules of the API's kinds: %w", err)
+	}
+	api, err := handlers.New(handlers.Config{
+		API:               cfg.API,
+		Registry:          reg,
+		Store:             st.store,
+		Logger:            cfg.Logger,
+		EventTTL:          o.Generic.EventTTL,
+		MinRequestTimeout: cfg.MinRequestTimeout,
+		Features:          cfg.FeatureGates,
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg.Resources = api
+	if extras.Adjust != nil {
+		extras.Adjust(cfg)
 	}
 	s, err := cfg.Complete().New()
 	if err != nil {
 		return nil, fmt.Errorf("creating the server: %w", err)
 	}
+	err = errors.Join(
+		s.AddHealthChecks(healthz.NamedCheck("etcd", func(r *http.Request) error { return st.store.Healthy(r.Context()) })),
+		s.AddPostStartHook("default-namespaces", api.EnsureDefaultNamespaces),
+		s.AddPostStartHook("start-namespace-controller", func(ctx context.Context) error {
+			go api.RunNamespaceController(ctx)
+			return nil
+		}),
+		s.AddPostStartHook("start-etcd-compactor", func(ctx context.Context) error {
+			st.store.StartCompactor(ctx)
+			return nil
+		}),
+		s.AddPostShutdownHook("close-storage", st.close),
+	)
+	if err != nil {
+		return nil, err
+	}
 	return s.PrepareRun(), nil
+}
+
+func closeListeners(cfg *serve.Config) {
+	if cfg.SecureServing != nil && cfg.SecureServing.Listener != nil {
+		cfg.SecureServing.Listener.Close()
+	}
+	if cfg.InsecureServing != nil && cfg.InsecureServing.Listener != nil {
+		cfg.InsecureServing.Listener.Close()
+	}
 }

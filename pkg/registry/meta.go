@@ -27,8 +27,13 @@ func prepareMetaForCreate(m metav1.Object, now time.Time) {
 	m.SetGeneration(0)
 }
 
-// prepareMetaForUpdate keeps the fields only the server changes.
+// prepareMetaForUpdate keeps the fields only the server changes. An update that names no
+// resourceVersion (an unconditional one, where the kind allows it) takes the stored one, as kube's
+// store does before validating.
 func prepareMetaForUpdate(m, old metav1.Object) {
+	if m.GetResourceVersion() == "" {
+		m.SetResourceVersion(old.GetResourceVersion())
+	}
 	m.SetUID(old.GetUID())
 	m.SetCreationTimestamp(old.GetCreationTimestamp())
 	m.SetDeletionTimestamp(old.GetDeletionTimestamp())

@@ -53,7 +53,7 @@ func newServeCmd(streams Streams, runF func(context.Context, *serveRun) error) *
 func runServe(ctx context.Context, run *serveRun) error {
 	ctx, stop := serve.SignalContext(ctx, os.Exit)
 	defer stop()
-	s, err := apiserver.New(ctx, run.options, run.streams.ErrOut, nil)
+	s, err := apiserver.New(ctx, run.options, run.streams.ErrOut, apiserver.Extras{})
 	if err != nil {
 		return err
 	}

@@ -114,8 +114,9 @@ func StartE(ctx context.Context, dataDir string, args ...string) (*Server, error
 		return nil, fmt.Errorf("invalid serve flags: %w", errors.Join(errs...))
 	}
 	logs := &Buffer{}
-	prepared, err := apiserver.New(ctx, o, logs, func(cfg *serve.Config) {
-		cfg.Notify = func(string) error { return nil }
+	prepared, err := apiserver.New(ctx, o, logs, apiserver.Extras{
+		Adjust:        func(cfg *serve.Config) { cfg.Notify = func(string) error { return nil } },
+		UnsafeNoFsync: true,
 	})
 	if err != nil {
 		closeListeners()

@@ -1,0 +1,68 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/apictl/apictl/pkg/flags"
+	"github.com/apictl/apictl/pkg/storage/embedded"
+	"github.com/apictl/apictl/pkg/storage/etcd3"
+)
+
+// storageStack is the running storage: the store, and the embedded etcd under it when there is one.
+type storageStack struct {
+	store    *etcd3.Store
+	embedded *embedded.Server
+}
+
+// startStorage starts the embedded etcd in <data-dir>/etcd unless --etcd-servers names a cluster, and
+// connects the store to it. The store's connection retries are bounded by --etcd-healthcheck-timeout,
+// so an unreachable cluster fails the start with a message naming it.
+func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger, unsafeNoFsync bool) (*storageStack, error) {
+	st := &storageStack{}
+	endpoints := o.Etcd.Servers
+	if len(endpoints) == 0 {
+		began := time.Now()
+		dir := filepath.Join(o.Generic.DataDir, "etcd")
+		srv, err := embedded.Start(ctx, embedded.Config{Dir: dir, Logger: log.With("component", "etcd"), UnsafeNoFsync: unsafeNoFsync})
+		if err != nil {
+			return nil, fmt.Errorf("starting the embedded etcd in %s: %w", dir, err)
+		}
+		st.embedded = srv
+		endpoints = srv.ClientURLs()
+		log.Info("embedded etcd started", "dir", dir, "endpoints", endpoints, "took", time.Since(began).Round(time.Millisecond))
+	}
+	store, err := etcd3.New(ctx, etcd3.Config{
+		Endpoints:          endpoints,
+		Prefix:             o.Etcd.Prefix,
+		CAFile:             o.Etcd.CAFile,
+		CertFile:           o.Etcd.CertFile,
+		KeyFile:            o.Etcd.KeyFile,
+		HealthcheckTimeout: o.Etcd.HealthcheckTimeout,
+		CompactionInterval: o.Etcd.CompactionInterval,
+		Logger:             log.With("component", "storage"),
+	})
+	if err != nil {
+		st.close(context.Background())
+		return nil, err
+	}
+	st.store = store
+	return st, nil
+}
+
+// close releases the store first, then stops the embedded etcd: etcd goes last.
+func (st *storageStack) close(ctx context.Context) error {
+	var err error
+	if st.store != nil {
+		err = st.store.Close()
+	}
+	if st.embedded != nil {
+		if e := st.embedded.Close(ctx); e != nil && err == nil {
+			err = e
+		}
+	}
+	return err
+}

@@ -1,0 +1,114 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/apictl/apictl/pkg/registry"
+	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// maxNameGenerations is how often a create retries a generated name that is taken, as kube does.
+const maxNameGenerations = 8
+
+// create answers POST: decode, settle name and namespace, apply the kind's rules, store, 201.
+func (s *scope) create(w http.ResponseWriter, r *http.Request, p routes.Params) {
+	out, err := negotiateOutput(r.Header.Get("Accept"), false)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	opts, err := parseWriteOptions(r.URL.Query(), "CreateOptions")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	body, bodyFormat, err := readBody(r)
+	if err != nil {
+		writeError(w, apiError(err, s.gr, ""))
+		return
+	}
+	obj, warnings, err := s.decodeObject(body, bodyFormat, opts.fieldValidation)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	kv, err := s.createObject(r, obj, p.Namespace, opts)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	addWarnings(w, warnings)
+	writeJSON(w, r, http.StatusCreated, out.format, kv)
+}
+
+// createObject creates obj, settled in namespace, and returns the response body. PUT uses it too for
+// kinds that allow create-on-update.
+func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace string, opts *writeOptions) ([]byte, error) {
+	ctx := r.Context()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if s.res.Namespaced {
+		switch m.GetNamespace() {
+		case "":
+			m.SetNamespace(namespace)
+		case namespace:
+		default:
+			return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+	} else {
+		m.SetNamespace("")
+	}
+	generated := m.GetName() == ""
+	if generated {
+		if m.GetGenerateName() == "" {
+			return nil, apierrors.NewInvalid(s.strategy.GVK.GroupKind(), "", field.ErrorList{
+				field.Required(field.NewPath("metadata", "name"), "name or generateName is required"),
+			})
+		}
+		m.SetName(registry.GenerateName(m.GetGenerateName()))
+	}
+	if s.res.Namespaced {
+		if err := s.api.checkNamespace(ctx, s.gr, m.GetName(), namespace); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.strategy.PrepareForCreate(obj, s.api.cfg.Now()); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if err := s.strategy.ValidateCreate(obj); err != nil {
+		return nil, err
+	}
+	for attempt := 1; ; attempt++ {
+		value, err := s.encode(obj)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		if opts.dryRun {
+			return value, nil
+		}
+		kv, err := s.store.Create(ctx, s.key(m.GetNamespace(), m.GetName()), value, s.ttl)
+		if storage.IsAlreadyExists(err) && generated {
+			if attempt < maxNameGenerations {
+				m.SetName(registry.GenerateName(m.GetGenerateName()))
+				continue
+			}
+			e := apierrors.NewAlreadyExists(s.gr, m.GetName())
+			e.ErrStatus.Message = fmt.Sprintf("%s, the server was not able to generate a unique name for the object", e.ErrStatus.Message)
+			e.ErrStatus.Details.RetryAfterSeconds = 1
+			return nil, e
+		}
+		if err != nil {
+			return nil, apiError(err, s.gr, m.GetName())
+		}
+		return respond(kv)
+	}
+}

@@ -1,0 +1,140 @@
+package handlers_test
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestCRUD(t *testing.T) {
+	a := start(t)
+	created := a.do("POST", cmPath, configMap("app", `{"a":"1"}`))
+	created.expect(t, 201, `"kind":"ConfigMap"`, `"apiVersion":"v1"`, `"uid":"`, `"creationTimestamp":"`, `"data":{"a":"1"}`)
+	var cm struct {
+		Metadata struct{ ResourceVersion, UID string } `json:"metadata"`
+	}
+	if err := json.Unmarshal([]byte(created.body), &cm); err != nil || cm.Metadata.ResourceVersion == "" {
+		t.Fatalf("create response: %v %s", err, created.body)
+	}
+	a.do("GET", cmPath+"/app", "").expect(t, 200, `"resourceVersion":"`+cm.Metadata.ResourceVersion+`"`)
+	a.do("GET", cmPath, "").expect(t, 200, `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"`, `"name":"app"`)
+	a.do("POST", cmPath, configMap("app", `{}`)).expect(t, 409, `"reason":"AlreadyExists"`, `"message":"configmaps \"app\" already exists"`)
+
+	stale := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app","resourceVersion":"1"},"data":{"a":"2"}}`
+	a.do("PUT", cmPath+"/app", stale).expect(t, 409, `"reason":"Conflict"`,
+		`"message":"Operation cannot be fulfilled on configmaps \"app\": the object has been modified; please apply your changes to the latest version and try again"`)
+	current := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app","resourceVersion":"` + cm.Metadata.ResourceVersion + `"},"data":{"a":"2"}}`
+	updated := a.do("PUT", cmPath+"/app", current)
+	updated.expect(t, 200, `"data":{"a":"2"}`, `"uid":"`+cm.Metadata.UID+`"`)
+	if strings.Contains(updated.body, `"resourceVersion":"`+cm.Metadata.ResourceVersion+`"`) {
+		t.Errorf("update kept the old resourceVersion: %s", updated.body)
+	}
+	a.do("PUT", cmPath+"/app", configMap("other", `{}`)).expect(t, 400, `the name of the object (other) does not match the name on the URL (app)`)
+
+	a.do("DELETE", cmPath+"/app", "").expect(t, 200,
+		`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"app","kind":"configmaps","uid":"`+cm.Metadata.UID+`"}}`)
+	a.do("GET", cmPath+"/app", "").expect(t, 404, `"message":"configmaps \"app\" not found"`, `"details":{"name":"app","kind":"configmaps"}`)
+	a.do("DELETE", cmPath+"/app", "").expect(t, 404, `"reason":"NotFound"`)
+}
+
+func TestBadRequests(t *testing.T) {
+	a := start(t, "--max-request-body-bytes", "4096")
+	tests := []struct {
+		name, method, path, body string
+		headers                  []string
+		code                     int
+		parts                    []string
+	}{
+		{"malformed JSON", "POST", cmPath, `{"apiVersion":`, nil, 400, []string{`"reason":"BadRequest"`, `couldn't get version/kind; json parse error`}},
+		{"malformed YAML", "POST", cmPath, "a: [\n", []string{"Content-Type: application/yaml"}, 400, []string{`error converting YAML to JSON`}},
+		{"wrong apiVersion", "POST", cmPath, `{"apiVersion":"apps/v1","kind":"ConfigMap","metadata":{"name":"x"}}`, nil, 400,
+			[]string{`the API version in the data (apps/v1) does not match the expected API version (v1)`}},
+		{"wrong kind", "POST", cmPath, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"x"}}`, nil, 400,
+			[]string{`the kind in the data (Secret) does not match the expected kind (ConfigMap)`}},
+		{"type mismatch", "POST", cmPath, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":1}}`, nil, 400,
+			[]string{`ConfigMap in version \"v1\" cannot be handled as a ConfigMap`}},
+		{"invalid name", "POST", cmPath, configMap("Not_A_Name", `{}`), nil, 422,
+			[]string{`"reason":"Invalid"`, `ConfigMap \"Not_A_Name\" is invalid: metadata.name: Invalid value: \"Not_A_Name\"`, `"field":"metadata.name"`}},
+		{"no name", "POST", cmPath, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{}}`, nil, 422,
+			[]string{`ConfigMap \"\" is invalid: metadata.name: Required value: name or generateName is required`}},
+		{"namespace mismatch", "POST", cmPath, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"other"}}`, nil, 400,
+			[]string{`the namespace of the provided object does not match the namespace sent on the request`}},
+		{"missing namespace", "POST", "/api/v1/namespaces/nope/configmaps", configMap("x", `{}`), nil, 404,
+			[]string{`"message":"namespaces \"nope\" not found"`}},
+		{"dryRun=Some", "POST", cmPath + "?dryRun=Some", configMap("x", `{}`), nil, 422,
+			[]string{`CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: \"Some\": supported values: \"All\"`}},
+		{"body too large", "POST", cmPath, configMap("x", `{"a":"`+strings.Repeat("x", 5000)+`"}`), nil, 413,
+			[]string{`"reason":"RequestEntityTooLarge"`, `Request entity too large: limit is 4096`}},
+		{"unsupported media type", "POST", cmPath, configMap("x", `{}`), []string{"Content-Type: text/plain"}, 415,
+			[]string{`"reason":"UnsupportedMediaType"`}},
+		{"not acceptable", "GET", cmPath, "", []string{"Accept: application/xml"}, 406, []string{`"reason":"NotAcceptable"`}},
+		{"unknown field selector", "GET", cmPath + "?fieldSelector=spec.x%3Dy", "", nil, 400,
+			[]string{`\"spec.x\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"`}},
+		{"resourceVersionMatch without resourceVersion", "GET", cmPath + "?resourceVersionMatch=NotOlderThan", "", nil, 422,
+			[]string{`ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided`}},
+		{"sendInitialEvents on a list", "GET", cmPath + "?sendInitialEvents=true", "", nil, 422, []string{`sendInitialEvents is forbidden for list`}},
+		{"too large resourceVersion", "GET", cmPath + "/x?resourceVersion=999999", "", nil, 504,
+			[]string{`"reason":"Timeout"`, `Too large resource version: 999999, current: `, `"reason":"ResourceVersionTooLarge"`}},
+		{"bad propagation policy", "DELETE", cmPath + "/x?propagationPolicy=Sometimes", "", nil, 422,
+			[]string{`DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"Sometimes\"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a.do(tt.method, tt.path, tt.body, tt.headers...).expect(t, tt.code, tt.parts...)
+		})
+	}
+}
+
+func TestFieldValidation(t *testing.T) {
+	a := start(t)
+	body := func(name string) string {
+		return `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `"},"data":{"a":"1"},"bogus":true}`
+	}
+	a.do("POST", cmPath+"?fieldValidation=Strict", body("strict")).expect(t, 400,
+		`ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field \"bogus\"`)
+	warned := a.do("POST", cmPath+"?fieldValidation=Warn", body("warn"))
+	warned.expect(t, 201)
+	if got := warned.header.Get("Warning"); got != `299 - "unknown field \"bogus\""` {
+		t.Errorf("Warning header = %q", got)
+	}
+	ignored := a.do("POST", cmPath+"?fieldValidation=Ignore", body("ignore"))
+	ignored.expect(t, 201)
+	if got := ignored.header.Get("Warning"); got != "" || strings.Contains(ignored.body, "bogus") {
+		t.Errorf("ignored field leaked: %q %s", got, ignored.body)
+	}
+	a.do("POST", cmPath+"?fieldValidation=Maybe", body("x")).expect(t, 422, `fieldValidation: Unsupported value: \"Maybe\"`)
+}
+
+func TestGenerateNameYAMLAndPretty(t *testing.T) {
+	a := start(t)
+	r := a.do("POST", cmPath, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: app-\ndata:\n  k: v\n",
+		"Content-Type: application/yaml", "Accept: application/yaml")
+	r.expect(t, 201, "kind: ConfigMap", "k: v")
+	name := regexp.MustCompile(`(?m)^  name: (app-[bcdfghjklmnpqrstvwxz2456789]{5})$`).FindStringSubmatch(r.body)
+	if name == nil || r.header.Get("Content-Type") != "application/yaml" {
+		t.Fatalf("generated name or YAML response missing:\n%s", r.body)
+	}
+	pretty := a.do("GET", cmPath+"/"+name[1]+"?pretty=true", "")
+	pretty.expect(t, 200, "{\n  \"kind\": \"ConfigMap\",\n  \"apiVersion\": \"v1\",\n  \"metadata\": {")
+	a.do("POST", cmPath+"?dryRun=All", configMap("dry", `{}`)).expect(t, 201, `"name":"dry"`)
+	a.do("GET", cmPath+"/dry", "").expect(t, 404)
+}
+
+func TestKindRules(t *testing.T) {
+	a := start(t)
+	secrets := "/api/v1/namespaces/default/secrets"
+	a.do("POST", secrets, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"stringData":{"password":"hunter2"}}`).
+		expect(t, 201, `"type":"Opaque"`, `"data":{"password":"aHVudGVyMg=="}`)
+	a.do("POST", cmPath, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"frozen"},"immutable":true,"data":{"a":"1"}}`).expect(t, 201)
+	a.do("PUT", cmPath+"/frozen", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"frozen"},"immutable":true,"data":{"a":"2"}}`).
+		expect(t, 422, "data: Forbidden: field is immutable when `immutable` is set")
+	a.do("POST", cmPath, configMap("badkey", `{"a b":"1"}`)).expect(t, 422, `data[a b]: Invalid value: \"a b\"`)
+	leases := "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+	lease := `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l"},"spec":{"holderIdentity":"me"}}`
+	a.do("PUT", leases+"/l", lease).expect(t, 201, `"holderIdentity":"me"`) // leases allow create on update
+	a.do("PUT", leases+"/l", lease).expect(t, 409, `metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`)
+	roles := "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles"
+	a.do("POST", roles, `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"r"},"rules":[{"apiGroups":[""]}]}`).
+		expect(t, 422, `rules[0].verbs: Required value`)
+}

@@ -1,0 +1,144 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// readBody reads the request body as JSON, converting YAML; protobuf bodies are returned as they are
+// with formatProtobuf. The body limit is enforced by the chain's filter; reading past it fails with
+// *http.MaxBytesError, which apiError turns into 413.
+func readBody(r *http.Request) ([]byte, outputFormat, error) {
+	format, err := inputFormat(r.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, 0, err
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, 0, err
+		}
+		return nil, 0, apierrors.NewBadRequest(fmt.Sprintf("reading the request body: %v", err))
+	}
+	if format == formatYAML {
+		js, err := yaml.YAMLToJSONStrict(body)
+		if err != nil {
+			return nil, 0, apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
+		}
+		return js, formatJSON, nil
+	}
+	return body, format, nil
+}
+
+// typeMeta is what the body says it is.
+type typeMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
+// decodeObject decodes body into a new object of the scope's kind. Unknown and duplicate fields are
+// handled per fieldValidation: Strict fails with kube's 400, Warn returns them as warnings, Ignore
+// drops them. The body's apiVersion and kind must be the route's.
+func (s *scope) decodeObject(body []byte, format outputFormat, validation string) (runtime.Object, []string, error) {
+	if format == formatProtobuf {
+		obj := s.strategy.New()
+		if err := s.api.protobuf.decode(body, obj, s); err != nil {
+			return nil, nil, err
+		}
+		return obj, nil, nil
+	}
+	var tm typeMeta
+	if err := json.Unmarshal(body, &tm); err != nil {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err))
+	}
+	if err := s.checkTypeMeta(tm, body); err != nil {
+		return nil, nil, err
+	}
+	obj := s.strategy.New()
+	var strict []error
+	var err error
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		content := map[string]any{}
+		strict, err = sigsjson.UnmarshalStrict(body, &content, sigsjson.DisallowDuplicateFields)
+		u.Object = content
+	} else {
+		strict, err = sigsjson.UnmarshalStrict(body, obj)
+	}
+	if err != nil {
+		return nil, nil, s.cannotHandle(err)
+	}
+	warnings, err := s.strictErrors(strict, validation)
+	if err != nil {
+		return nil, nil, err
+	}
+	return obj, warnings, nil
+}
+
+// checkTypeMeta requires the body's apiVersion and kind to be the route's, with the messages of kube's
+// decoder.
+func (s *scope) checkTypeMeta(tm typeMeta, body []byte) error {
+	gvk := s.objectGVK
+	switch {
+	case tm.Kind == "":
+		return apierrors.NewBadRequest(fmt.Sprintf("Object 'Kind' is missing in '%s'", summarize(body)))
+	case tm.APIVersion == "":
+		return apierrors.NewBadRequest(fmt.Sprintf("Object 'apiVersion' is missing in '%s'", summarize(body)))
+	case tm.APIVersion != gvk.GroupVersion().String():
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
+			tm.APIVersion, gvk.GroupVersion().String()))
+	case tm.Kind != gvk.Kind:
+		return apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s) of %s",
+			tm.Kind, gvk.Kind, s.resourcePath()))
+	}
+	return nil
+}
+
+// cannotHandle is kube's 400 for a body that does not decode into the kind.
+func (s *scope) cannotHandle(err error) error {
+	gvk := s.objectGVK
+	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
+}
+
+// strictErrors applies fieldValidation to unknown and duplicate fields.
+func (s *scope) strictErrors(strict []error, validation string) ([]string, error) {
+	if len(strict) == 0 || validation == validationIgnore {
+		return nil, nil
+	}
+	msgs := make([]string, len(strict))
+	for i, e := range strict {
+		msgs[i] = e.Error()
+	}
+	if validation == validationStrict {
+		return nil, s.cannotHandle(fmt.Errorf("strict decoding error: %s", strings.Join(msgs, ", ")))
+	}
+	return msgs, nil
+}
+
+// summarize shortens a body for an error message, as kube does.
+func summarize(body []byte) string {
+	const max = 30
+	s := strings.TrimSpace(string(body))
+	if len(s) > max {
+		s = s[:max] + " ..."
+	}
+	return s
+}
+
+// addWarnings sends each message as a Warning header, the way kube reports warnings (kubectl prints
+// them as "Warning: ...").
+func addWarnings(w http.ResponseWriter, msgs []string) {
+	for _, m := range msgs {
+		w.Header().Add("Warning", fmt.Sprintf("299 - %q", m))
+	}
+}

@@ -1,0 +1,272 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
+
+	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// deleteOptions are a delete's options, from its body or its query.
+type deleteOptions struct {
+	metav1.DeleteOptions
+	dryRun bool
+}
+
+// parseDeleteOptions reads DeleteOptions from the body when there is one, else from the query, and
+// checks them as kube does.
+func parseDeleteOptions(r *http.Request) (*deleteOptions, error) {
+	o := &deleteOptions{}
+	body, format, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(body) == 0:
+	case format == formatProtobuf:
+		if err := o.DeleteOptions.Unmarshal(protobufPayload(body)); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding DeleteOptions: %v", err))
+		}
+	default:
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, &o.DeleteOptions); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding DeleteOptions: %v", err))
+		}
+	}
+	q := r.URL.Query()
+	if v := q.Get("gracePeriodSeconds"); v != "" && o.GracePeriodSeconds == nil {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q: %v", v, err))
+		}
+		o.GracePeriodSeconds = &n
+	}
+	if v := q.Get("propagationPolicy"); v != "" && o.PropagationPolicy == nil {
+		policy := metav1.DeletionPropagation(v)
+		o.PropagationPolicy = &policy
+	}
+	if v := q.Get("orphanDependents"); v != "" && o.OrphanDependents == nil {
+		b := queryBool(v)
+		o.OrphanDependents = &b
+	}
+	if len(o.DryRun) == 0 {
+		o.DryRun = q["dryRun"]
+	}
+	var errs field.ErrorList
+	o.dryRun, errs = parseDryRun(o.DryRun)
+	if o.OrphanDependents != nil && o.PropagationPolicy != nil {
+		errs = append(errs, field.Invalid(field.NewPath("propagationPolicy"), o.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
+	}
+	if p := o.PropagationPolicy; p != nil && *p != metav1.DeletePropagationOrphan && *p != metav1.DeletePropagationBackground && *p != metav1.DeletePropagationForeground {
+		errs = append(errs, field.NotSupported(field.NewPath("propagationPolicy"), *p, []string{
+			string(metav1.DeletePropagationForeground), string(metav1.DeletePropagationBackground), string(metav1.DeletePropagationOrphan), "nil"}))
+	}
+	if g := o.GracePeriodSeconds; g != nil && *g < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("gracePeriodSeconds"), *g, "must be greater than or equal to 0"))
+	}
+	if len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
+	}
+	return o, nil
+}
+
+// storedMeta is what deletes need from a stored object.
+type storedMeta struct {
+	Metadata struct {
+		UID               types.UID    `json:"uid"`
+		Finalizers        []string     `json:"finalizers"`
+		DeletionTimestamp *metav1.Time `json:"deletionTimestamp"`
+	} `json:"metadata"`
+	Spec struct {
+		// Namespaces only: the finalizers of the namespace lifecycle.
+		Finalizers []string `json:"finalizers"`
+	} `json:"spec"`
+}
+
+// errGraceful tells delete's check that the object must be marked for deletion rather than removed.
+var errGraceful = errors.New("object has finalizers")
+
+// delete answers DELETE of one object.
+func (s *scope) delete(w http.ResponseWriter, r *http.Request, p routes.Params) {
+	opts, err := parseDeleteOptions(r)
+	if err != nil {
+		writeError(w, apiError(err, s.gr, p.Name))
+		return
+	}
+	body, code, err := s.deleteObject(r, p.Namespace, p.Name, opts)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, r, code, formatJSON, body)
+}
+
+// deleteObject removes an object, or, when it has finalizers (a namespace always does), sets its
+// deletionTimestamp and leaves the rest to whoever owns the finalizers. It returns kube's response:
+// a Success Status for a removal, the object for a deletion that is pending.
+//
+// propagationPolicy is accepted but changes nothing: this server has no garbage collector to honour
+// the finalizers Foreground and Orphan would add, and an object waiting for one would never go.
+func (s *scope) deleteObject(r *http.Request, namespace, name string, opts *deleteOptions) ([]byte, int, error) {
+	ctx := r.Context()
+	key := s.key(namespace, name)
+	check := func(current storage.KeyValue) error {
+		var m storedMeta
+		if err := json.Unmarshal(current.Value, &m); err != nil {
+			return fmt.Errorf("reading stored %s: %w", key, err)
+		}
+		if err := checkPreconditions(opts.Preconditions, m.Metadata.UID, current.ModRevision); err != nil {
+			return apierrors.NewConflict(s.gr, name, err)
+		}
+		if len(m.Metadata.Finalizers) > 0 || len(m.Spec.Finalizers) > 0 {
+			return errGraceful
+		}
+		return nil
+	}
+	if opts.dryRun {
+		current, err := s.store.Get(ctx, key, storage.GetOptions{})
+		if err == nil {
+			err = check(current)
+		}
+		if err != nil && !errors.Is(err, errGraceful) {
+			return nil, 0, apiError(err, s.gr, name)
+		}
+		body, err := respond(current)
+		return body, http.StatusOK, err
+	}
+	kv, err := s.store.Delete(ctx, key, check)
+	switch {
+	case errors.Is(err, errGraceful):
+		return s.markDeleted(r, key, name)
+	case err != nil:
+		return nil, 0, apiError(err, s.gr, name)
+	}
+	var m storedMeta
+	_ = json.Unmarshal(kv.Value, &m)
+	body, err := json.Marshal(&metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusSuccess,
+		Details:  &metav1.StatusDetails{Name: name, Group: s.gr.Group, Kind: s.gr.Resource, UID: m.Metadata.UID},
+	})
+	return body, http.StatusOK, err
+}
+
+// markDeleted sets deletionTimestamp (and a namespace's Terminating phase) once, and returns the object.
+func (s *scope) markDeleted(r *http.Request, key, name string) ([]byte, int, error) {
+	now := metav1.NewTime(s.api.cfg.Now().UTC())
+	kv, err := s.store.GuaranteedUpdate(r.Context(), key, func(current storage.KeyValue) ([]byte, error) {
+		obj, err := s.decodeStored(current)
+		if err != nil {
+			return nil, err
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, err
+		}
+		if m.GetDeletionTimestamp() != nil {
+			return current.Value, nil
+		}
+		m.SetDeletionTimestamp(&now)
+		zero := int64(0)
+		m.SetDeletionGracePeriodSeconds(&zero)
+		if ns, ok := obj.(*corev1.Namespace); ok {
+			ns.Status.Phase = corev1.NamespaceTerminating
+		}
+		return s.encode(obj)
+	}, storage.UpdateOptions{})
+	if err != nil {
+		return nil, 0, apiError(err, s.gr, name)
+	}
+	if s.gr == corev1.Resource("namespaces") {
+		s.api.notifyNamespaceChanged()
+	}
+	body, err := respond(kv)
+	return body, http.StatusOK, err
+}
+
+// finishIfFinalized removes an object whose deletion was pending once its last finalizer is gone, as
+// kube's store does after such an update; it returns the object as last stored.
+func (s *scope) finishIfFinalized(r *http.Request, key string, kv storage.KeyValue) (storage.KeyValue, error) {
+	var m storedMeta
+	if err := json.Unmarshal(kv.Value, &m); err != nil {
+		return kv, err
+	}
+	if m.Metadata.DeletionTimestamp == nil || len(m.Metadata.Finalizers) > 0 || len(m.Spec.Finalizers) > 0 {
+		return kv, nil
+	}
+	rev := kv.ModRevision
+	_, err := s.store.Delete(r.Context(), key, func(current storage.KeyValue) error {
+		if current.ModRevision != rev {
+			return errGraceful // changed since: whoever changed it decides
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errGraceful) && !storage.IsNotFound(err) {
+		return kv, err
+	}
+	return kv, nil
+}
+
+// checkPreconditions compares DeleteOptions' preconditions with the stored object, with kube's message.
+func checkPreconditions(p *metav1.Preconditions, uid types.UID, rev int64) error {
+	if p == nil {
+		return nil
+	}
+	if p.UID != nil && *p.UID != uid {
+		return fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, uid)
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != strconv.FormatInt(rev, 10) {
+		return fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, rev)
+	}
+	return nil
+}
+
+// deleteCollection answers DELETE of a collection: every object the selectors match is deleted as a
+// DELETE of it would be.
+func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p routes.Params) {
+	opts, err := parseDeleteOptions(r)
+	if err != nil {
+		writeError(w, apiError(err, s.gr, ""))
+		return
+	}
+	list, err := parseListOptions(r.URL.Query())
+	if err == nil {
+		err = s.checkFieldSelector(list.fields)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	res, err := s.store.List(r.Context(), s.prefix(p.Namespace), storage.ListOptions{Filter: s.filter(list.labels, list.fields)})
+	if err != nil {
+		writeError(w, apiError(err, s.gr, ""))
+		return
+	}
+	for _, kv := range res.Items {
+		var m struct {
+			Metadata struct{ Name, Namespace string } `json:"metadata"`
+		}
+		if err := json.Unmarshal(kv.Value, &m); err != nil {
+			writeError(w, apierrors.NewInternalError(err))
+			return
+		}
+		if _, _, err := s.deleteObject(r, m.Metadata.Namespace, m.Metadata.Name, opts); err != nil && !apierrors.IsNotFound(err) {
+			writeError(w, err)
+			return
+		}
+	}
+	body, _ := json.Marshal(&metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess})
+	writeJSON(w, r, http.StatusOK, formatJSON, body)
+}

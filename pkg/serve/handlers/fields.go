@@ -1,0 +1,107 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// selectable is what a list or watch can select an object by: its labels and the fields kube makes
+// selectable for its kind.
+type selectable struct {
+	Metadata struct {
+		Name      string            `json:"name"`
+		Namespace string            `json:"namespace"`
+		Labels    map[string]string `json:"labels"`
+	} `json:"metadata"`
+	// Secret
+	Type string `json:"type"`
+	// Namespace
+	Status struct {
+		Phase string `json:"phase"`
+	} `json:"status"`
+	// Event
+	InvolvedObject struct {
+		Kind            string `json:"kind"`
+		Namespace       string `json:"namespace"`
+		Name            string `json:"name"`
+		UID             string `json:"uid"`
+		APIVersion      string `json:"apiVersion"`
+		ResourceVersion string `json:"resourceVersion"`
+		FieldPath       string `json:"fieldPath"`
+	} `json:"involvedObject"`
+	Reason string `json:"reason"`
+	Source struct {
+		Component string `json:"component"`
+	} `json:"source"`
+}
+
+// fieldSet returns the selectable fields of kind, as kube's field label conversions define them.
+func fieldSet(kind string, namespaced bool, o *selectable) fields.Set {
+	set := fields.Set{"metadata.name": o.Metadata.Name}
+	if namespaced {
+		set["metadata.namespace"] = o.Metadata.Namespace
+	}
+	switch kind {
+	case "Secret":
+		set["type"] = o.Type
+	case "Namespace":
+		set["status.phase"] = o.Status.Phase
+	case "Event":
+		set["involvedObject.kind"] = o.InvolvedObject.Kind
+		set["involvedObject.namespace"] = o.InvolvedObject.Namespace
+		set["involvedObject.name"] = o.InvolvedObject.Name
+		set["involvedObject.uid"] = o.InvolvedObject.UID
+		set["involvedObject.apiVersion"] = o.InvolvedObject.APIVersion
+		set["involvedObject.resourceVersion"] = o.InvolvedObject.ResourceVersion
+		set["involvedObject.fieldPath"] = o.InvolvedObject.FieldPath
+		set["reason"] = o.Reason
+		set["source"] = o.Source.Component
+		set["type"] = o.Type
+	}
+	return set
+}
+
+// checkFieldSelector refuses fields the kind cannot be selected by, with kube's messages: kinds with
+// their own field labels say "field label not supported", the others list the metadata fields.
+func (s *scope) checkFieldSelector(sel fields.Selector) error {
+	if sel.Empty() {
+		return nil
+	}
+	known := fieldSet(s.res.Kind, s.res.Namespaced, &selectable{})
+	for _, r := range sel.Requirements() {
+		if _, ok := known[r.Field]; ok {
+			continue
+		}
+		switch s.res.Kind {
+		case "Secret", "Namespace", "Event":
+			return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", r.Field))
+		}
+		return apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only \"metadata.name\", \"metadata.namespace\"", r.Field))
+	}
+	return nil
+}
+
+// filter returns the storage filter for the selectors, nil when they select everything, so that the
+// store can stream values without looking into them.
+func (s *scope) filter(l labels.Selector, f fields.Selector) storage.Filter {
+	if l.Empty() && f.Empty() {
+		return nil
+	}
+	kind, namespaced := s.res.Kind, s.res.Namespaced
+	return func(kv storage.KeyValue) (bool, error) {
+		var o selectable
+		if err := json.Unmarshal(kv.Value, &o); err != nil {
+			return false, fmt.Errorf("reading the labels of %s: %w", kv.Key, err)
+		}
+		if !l.Matches(labels.Set(o.Metadata.Labels)) {
+			return false, nil
+		}
+		return f.Empty() || f.Matches(fieldSet(kind, namespaced, &o)), nil
+	}
+}

@@ -1,0 +1,213 @@
+// Package handlers serves the resource routes of the table from storage: get, list, watch, create,
+// update, patch, delete and deletecollection, with kube's semantics, media types and Status errors.
+// Objects are stored as the JSON the handlers encode, without resourceVersion; reads splice the etcd
+// revision in (storage.WithResourceVersion) instead of decoding and re-encoding.
+package handlers
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/apictl/apictl/pkg/features"
+	"github.com/apictl/apictl/pkg/registry"
+	"github.com/apictl/apictl/pkg/registry/tables"
+	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/serve/status"
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// Config is what the handlers need.
+type Config struct {
+	API      *routes.API
+	Registry *registry.Registry
+	// Store holds every resource. Stores, when set for a resource, takes precedence (a watch cache).
+	Store  storage.Store
+	Stores map[schema.GroupResource]storage.Store
+	Logger *slog.Logger
+	// EventTTL is how long Events live (kube's --event-ttl).
+	EventTTL time.Duration
+	// MinRequestTimeout is the shortest a watch without timeoutSeconds lasts; each picks a random
+	// timeout in [MinRequestTimeout, 2*MinRequestTimeout].
+	MinRequestTimeout time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Features are the server's feature gates (WatchList allows sendInitialEvents).
+	Features features.Gates
+}
+
+// API serves the resource routes. It implements serve.ResourceHandler.
+type API struct {
+	cfg    Config
+	scopes map[scopeKey]*scope
+	// namespaces is the scope of the namespaces resource, for the lifecycle checks of creates.
+	namespaces *scope
+	// wake tells the namespace controller that a namespace began terminating.
+	wake chan struct{}
+	// protobuf decodes the protobuf bodies kubectl's typed clients send.
+	protobuf *protobufDecoder
+}
+
+type scopeKey struct{ group, version, resource, subresource string }
+
+// New builds a scope for every resource and subresource of the API.
+func New(cfg Config) (*API, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.MinRequestTimeout <= 0 {
+		cfg.MinRequestTimeout = 1800 * time.Second
+	}
+	a := &API{cfg: cfg, scopes: map[scopeKey]*scope{}, wake: make(chan struct{}, 1)}
+	var err error
+	if a.protobuf, err = newProtobufDecoder(); err != nil {
+		return nil, err
+	}
+	converters, err := tables.ForAPI(cfg.API, tables.WithClock(cfg.Now))
+	if err != nil {
+		return nil, fmt.Errorf("building the table printers: %w", err)
+	}
+	for _, g := range cfg.API.Groups() {
+		for _, v := range g.Versions {
+			for i := range v.Resources {
+				res := &v.Resources[i]
+				gvr := schema.GroupVersionResource{Group: g.Name, Version: v.Name, Resource: res.Plural}
+				strategy, ok := cfg.Registry.Strategy(gvr)
+				if !ok {
+					return nil, fmt.Errorf("no registry rules for %s", gvr)
+				}
+				store := cfg.Store
+				if s, ok := cfg.Stores[gvr.GroupResource()]; ok {
+					store = s
+				}
+				main := a.newScope(res, nil, gvr, strategy, store)
+				main.table = converters[gvr]
+				a.scopes[scopeKey{g.Name, v.Name, res.Plural, ""}] = main
+				if g.Name == routes.GroupCore && res.Plural == "namespaces" {
+					a.namespaces = main
+				}
+				for j := range res.Subresources {
+					sub := &res.Subresources[j]
+					subScope := a.newScope(res, sub, gvr, strategy, store)
+					if !subScope.isScale() {
+						subScope.table = main.table
+					}
+					a.scopes[scopeKey{g.Name, v.Name, res.Plural, sub.Name}] = subScope
+				}
+			}
+		}
+	}
+	return a, nil
+}
+
+// scope is everything a handler needs to know about the resource a route serves.
+type scope struct {
+	api      *API
+	res      *routes.Resource
+	sub      *routes.Subresource // nil for the resource itself
+	strategy *registry.Strategy
+	store    storage.Store
+	gvr      schema.GroupVersionResource
+	gr       schema.GroupResource
+	// objectGVK is the kind of the objects the route reads and writes (autoscaling/v1 Scale for scale).
+	objectGVK schema.GroupVersionKind
+	listKind  string
+	// ttl is the lifetime of new objects (Events); 0 means they live until deleted.
+	ttl time.Duration
+	// allowCreateOnUpdate lets PUT create a missing object, as kube's strategies allow for some kinds.
+	allowCreateOnUpdate bool
+	// table renders the resource's objects for kubectl get; nil for scale, which has no printer.
+	table *tables.Converter
+}
+
+func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema.GroupVersionResource, strategy *registry.Strategy, store storage.Store) *scope {
+	s := &scope{
+		api: a, res: res, sub: sub, strategy: strategy, store: store, gvr: gvr, gr: gvr.GroupResource(),
+		objectGVK: gvr.GroupVersion().WithKind(res.Kind), listKind: res.ListKind,
+	}
+	if sub != nil {
+		s.objectGVK = sub.GroupVersionKind(gvr.GroupVersion())
+	}
+	switch s.objectGVK {
+	case corev1.SchemeGroupVersion.WithKind("Event"):
+		s.ttl = a.cfg.EventTTL
+	case coordinationv1.SchemeGroupVersion.WithKind("Lease"),
+		rbacv1.SchemeGroupVersion.WithKind("Role"), rbacv1.SchemeGroupVersion.WithKind("ClusterRole"),
+		rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"):
+		s.allowCreateOnUpdate = sub == nil
+	}
+	return s
+}
+
+// isScale reports whether the scope is a scale subresource.
+func (s *scope) isScale() bool {
+	return s.sub != nil && s.objectGVK == autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+}
+
+// key returns the storage key of an object.
+func (s *scope) key(namespace, name string) string {
+	return storage.ObjectKey(s.gvr.Group, s.gvr.Resource, namespace, name)
+}
+
+// prefix returns the storage prefix of a namespace's objects, or all of them.
+func (s *scope) prefix(namespace string) string {
+	return storage.ResourcePrefix(s.gvr.Group, s.gvr.Resource, namespace)
+}
+
+// resourcePath names the resource as errors mention it: configmaps, namespaces/status.
+func (s *scope) resourcePath() string {
+	if s.sub != nil {
+		return s.res.Plural + "/" + s.sub.Name
+	}
+	return s.res.Plural
+}
+
+// ServeResource answers one resource route.
+func (a *API) ServeResource(w http.ResponseWriter, r *http.Request, route *routes.Route, p routes.Params) {
+	s, ok := a.scopes[scopeKey{route.Group, route.Version, route.Resource, route.Subresource}]
+	if !ok {
+		writeError(w, apierrors.NewNotFound(schema.GroupResource{Group: route.Group, Resource: route.Resource}, p.Name))
+		return
+	}
+	switch route.Action {
+	case routes.ActionGet:
+		s.get(w, r, p)
+	case routes.ActionList:
+		if queryBool(r.URL.Query().Get("watch")) {
+			s.watch(w, r, p, "")
+			return
+		}
+		s.list(w, r, p)
+	case routes.ActionWatchList:
+		s.watch(w, r, p, "")
+	case routes.ActionWatch:
+		s.watch(w, r, p, p.Name)
+	case routes.ActionPost:
+		s.create(w, r, p)
+	case routes.ActionPut:
+		s.update(w, r, p)
+	case routes.ActionPatch:
+		s.patch(w, r, p)
+	case routes.ActionDelete:
+		s.delete(w, r, p)
+	case routes.ActionDeleteCollection:
+		s.deleteCollection(w, r, p)
+	default:
+		writeError(w, apierrors.NewMethodNotSupported(s.gr, string(route.Action)))
+	}
+}
+
+// writeError sends err as a Status.
+func writeError(w http.ResponseWriter, err error) { status.WriteError(w, err) }

@@ -1,0 +1,154 @@
+package handlers_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestNamespaceLifecycle(t *testing.T) {
+	a := start(t)
+	for _, ns := range []string{"default", "kube-system", "kube-public"} {
+		a.do("GET", "/api/v1/namespaces/"+ns, "").expect(t, 200, `"phase":"Active"`)
+	}
+	a.do("POST", "/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"doomed"}}`).
+		expect(t, 201, `"spec":{"finalizers":["kubernetes"]}`, `"status":{"phase":"Active"}`)
+	cms := "/api/v1/namespaces/doomed/configmaps"
+	a.do("POST", cms, configMap("plain", `{}`)).expect(t, 201)
+	a.do("POST", cms, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"held","finalizers":["example.com/hold"]}}`).expect(t, 201)
+	a.do("POST", "/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"Bad.Name"}}`).expect(t, 422)
+
+	a.do("DELETE", "/api/v1/namespaces/doomed", "").expect(t, 200, `"deletionTimestamp":"`, `"phase":"Terminating"`)
+	a.do("POST", cms, configMap("late", `{}`)).expect(t, 403, `"reason":"Forbidden"`,
+		`unable to create new content in namespace doomed because it is being terminated`, `"reason":"NamespaceTerminating"`)
+	eventually(t, "plain configmap deleted by the namespace controller", func() bool { return a.do("GET", cms+"/plain", "").code == 404 })
+	held := a.do("GET", cms+"/held", "")
+	held.expect(t, 200, `"deletionTimestamp":"`)
+	a.do("GET", "/api/v1/namespaces/doomed", "").expect(t, 200, `"phase":"Terminating"`)
+
+	// Releasing the finalizer lets the configmap go, and then the namespace.
+	var cm map[string]any
+	if err := json.Unmarshal([]byte(held.body), &cm); err != nil {
+		t.Fatal(err)
+	}
+	delete(cm["metadata"].(map[string]any), "finalizers")
+	body, _ := json.Marshal(cm)
+	a.do("PUT", cms+"/held", string(body)).expect(t, 200)
+	a.do("GET", cms+"/held", "").expect(t, 404)
+	eventually(t, "namespace gone", func() bool { return a.do("GET", "/api/v1/namespaces/doomed", "").code == 404 })
+}
+
+func TestFinalizers(t *testing.T) {
+	a := start(t)
+	a.do("POST", cmPath, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"f","finalizers":["example.com/x"]}}`).expect(t, 201)
+	a.do("DELETE", cmPath+"/f", "").expect(t, 200, `"kind":"ConfigMap"`, `"deletionTimestamp":"`, `"deletionGracePeriodSeconds":0`)
+	a.do("DELETE", cmPath+"/f", "").expect(t, 200, `"deletionTimestamp":"`) // a second delete changes nothing
+	a.do("GET", cmPath+"/f", "").expect(t, 200, `"finalizers":["example.com/x"]`)
+	a.do("PUT", cmPath+"/f", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"f"}}`).expect(t, 200)
+	a.do("GET", cmPath+"/f", "").expect(t, 404)
+
+	a.do("POST", cmPath, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"p"}}`).expect(t, 201)
+	a.do("DELETE", cmPath+"/p", `{"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"uid":"not-it"}}`).
+		expect(t, 409, `Precondition failed: UID in precondition: not-it, UID in object meta: `)
+}
+
+const widgets = "/apis/example.com/v1/namespaces/default/widgets"
+
+func TestCustomResourceStatusAndGeneration(t *testing.T) {
+	a := start(t)
+	a.do("POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":"s"},"status":{"phase":"ignored"}}`).
+		expect(t, 201, `"generation":1`, `"apiVersion":"example.com/v1"`)
+	got := a.do("GET", widgets+"/w", "")
+	if strings.Contains(got.body, "ignored") {
+		t.Errorf("a create set status through the main resource: %s", got.body)
+	}
+	rv := field(t, got.body, "metadata", "resourceVersion")
+	status := fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","resourceVersion":%q},"spec":{"size":"XL"},"status":{"phase":"Ready"}}`, rv)
+	r := a.do("PUT", widgets+"/w/status", status)
+	r.expect(t, 200, `"phase":"Ready"`, `"size":"s"`, `"generation":1`)
+	rv = field(t, r.body, "metadata", "resourceVersion")
+	main := fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","resourceVersion":%q},"spec":{"size":"m"},"status":{"phase":"lost"}}`, rv)
+	a.do("PUT", widgets+"/w", main).expect(t, 200, `"size":"m"`, `"phase":"Ready"`, `"generation":2`)
+	a.do("PUT", widgets+"/w", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{}}`).
+		expect(t, 409, `metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`)
+	a.do("GET", "/apis/example.com/v1/widgets", "").expect(t, 200, `{"kind":"WidgetList","apiVersion":"example.com/v1"`)
+}
+
+func field(t *testing.T, body string, path ...string) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, body)
+	}
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			t.Fatalf("no %v in %s", path, body)
+		}
+		v = m[p]
+	}
+	s, _ := v.(string)
+	return s
+}
+
+func TestPagingAndSelectors(t *testing.T) {
+	a := start(t)
+	for i := range 10 {
+		tier := "web"
+		if i%2 == 1 {
+			tier = "db"
+		}
+		a.do("POST", cmPath, fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c%d","labels":{"tier":%q}}}`, i, tier)).expect(t, 201)
+	}
+	var names []string
+	token := ""
+	listRV := ""
+	for page := 0; page < 10; page++ {
+		r := a.do("GET", cmPath+"?limit=3&labelSelector=tier%3Dweb&continue="+token, "")
+		r.expect(t, 200)
+		var list struct {
+			Metadata struct {
+				ResourceVersion, Continue string
+				RemainingItemCount        *int64
+			}
+			Items []struct{ Metadata struct{ Name string } }
+		}
+		if err := json.Unmarshal([]byte(r.body), &list); err != nil {
+			t.Fatal(err)
+		}
+		if listRV == "" {
+			listRV = list.Metadata.ResourceVersion
+		} else if list.Metadata.ResourceVersion != listRV {
+			t.Errorf("page %d at resourceVersion %s, the first at %s", page, list.Metadata.ResourceVersion, listRV)
+		}
+		for _, it := range list.Items {
+			names = append(names, it.Metadata.Name)
+		}
+		if list.Metadata.Continue == "" {
+			break
+		}
+		if len(list.Items) != 3 {
+			t.Errorf("a short page while more remain: %d items", len(list.Items))
+		}
+		token = list.Metadata.Continue
+	}
+	if strings.Join(names, ",") != "c0,c2,c4,c6,c8" {
+		t.Errorf("paged selection = %v", names)
+	}
+	a.do("GET", cmPath+"?fieldSelector=metadata.name%3Dc3", "").expect(t, 200, `"name":"c3"`)
+	a.do("DELETE", cmPath+"?labelSelector=tier%3Ddb", "").expect(t, 200, `"status":"Success"`)
+	r := a.do("GET", cmPath, "")
+	if strings.Contains(r.body, `"tier":"db"`) || !strings.Contains(r.body, `"name":"c0"`) {
+		t.Errorf("deletecollection with a selector removed the wrong objects: %s", r.body)
+	}
+	a.do("GET", "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dx", "").expect(t, 200)
+	a.do("GET", "/api/v1/namespaces/default/events?fieldSelector=bogus%3Dx", "").expect(t, 400, `field label not supported: bogus`)
+}
+
+func TestEventTTL(t *testing.T) {
+	a := start(t, "--event-ttl", "2s")
+	a.do("POST", "/api/v1/namespaces/default/events", `{"apiVersion":"v1","kind":"Event","metadata":{"name":"e"},"involvedObject":{"kind":"ConfigMap","name":"x","namespace":"default"},"reason":"Test","message":"hello"}`).
+		expect(t, 201)
+	eventually(t, "event expired through its lease", func() bool { return a.do("GET", "/api/v1/namespaces/default/events/e", "").code == 404 })
+}

@@ -1,0 +1,221 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// DefaultNamespaces exist on every server, as on every kube cluster.
+var defaultNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
+
+// EnsureDefaultNamespaces creates default, kube-system and kube-public if they are missing. It is a
+// post-start hook; several servers on one etcd may run it at once.
+func (a *API) EnsureDefaultNamespaces(ctx context.Context) error {
+	if a.namespaces == nil {
+		return nil
+	}
+	s := a.namespaces
+	for _, name := range defaultNamespaces {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if err := s.strategy.PrepareForCreate(ns, a.cfg.Now()); err != nil {
+			return err
+		}
+		value, err := s.encode(ns)
+		if err != nil {
+			return err
+		}
+		if _, err := s.store.Create(ctx, s.key("", name), value, 0); err != nil && !storage.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// namespaceSweepInterval is how often the namespace controller looks for terminating namespaces when
+// nothing tells it sooner.
+const namespaceSweepInterval = 5 * time.Second
+
+// RunNamespaceController empties terminating namespaces, then lets them go, until ctx ends: for each
+// namespace with a deletionTimestamp it deletes every object in it (objects with finalizers are marked
+// and waited for), then removes the "kubernetes" finalizer, and the namespace is deleted. Deleting a
+// namespace through this server wakes it at once; namespaces deleted through another server are found
+// on the next sweep.
+func (a *API) RunNamespaceController(ctx context.Context) {
+	if a.namespaces == nil {
+		return
+	}
+	t := time.NewTicker(namespaceSweepInterval)
+	defer t.Stop()
+	for {
+		again, err := a.sweepNamespaces(ctx)
+		if err != nil && ctx.Err() == nil {
+			a.cfg.Logger.Warn("namespace controller: sweep failed, retrying", "err", err)
+		}
+		if again && err == nil {
+			// Content was just deleted: look again at once, so that a namespace goes as soon as it is empty.
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-a.wake:
+		}
+	}
+}
+
+// sweepNamespaces finalizes every terminating namespace it can. It reports whether it removed content
+// without removing objects marked for deletion, so that another sweep right away may finish the job.
+func (a *API) sweepNamespaces(ctx context.Context) (bool, error) {
+	s := a.namespaces
+	res, err := s.store.List(ctx, s.prefix(""), storage.ListOptions{})
+	if err != nil {
+		return false, err
+	}
+	again := false
+	var errs []error
+	for _, kv := range res.Items {
+		var ns corev1.Namespace
+		if err := json.Unmarshal(kv.Value, &ns); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ns.DeletionTimestamp == nil {
+			continue
+		}
+		empty, waiting, err := a.emptyNamespace(ctx, ns.Name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("emptying namespace %s: %w", ns.Name, err))
+			continue
+		}
+		if !empty && !waiting {
+			again = true
+		}
+		if empty {
+			if err := a.finalizeNamespace(ctx, ns.Name); err != nil {
+				errs = append(errs, fmt.Errorf("finalizing namespace %s: %w", ns.Name, err))
+			}
+		}
+	}
+	return again, errors.Join(errs...)
+}
+
+// emptyNamespace deletes what is in a namespace and reports whether nothing was left, and whether it
+// is waiting for objects with finalizers.
+func (a *API) emptyNamespace(ctx context.Context, namespace string) (empty, waiting bool, err error) {
+	empty = true
+	now := metav1.NewTime(a.cfg.Now().UTC())
+	for key, s := range a.scopes {
+		if key.subresource != "" || !s.res.Namespaced {
+			continue
+		}
+		res, err := s.store.List(ctx, s.prefix(namespace), storage.ListOptions{})
+		if err != nil {
+			return false, false, err
+		}
+		for _, kv := range res.Items {
+			empty = false
+			_, err := s.store.Delete(ctx, kv.Key, func(current storage.KeyValue) error {
+				var m storedMeta
+				if err := json.Unmarshal(current.Value, &m); err != nil {
+					return err
+				}
+				if len(m.Metadata.Finalizers) > 0 {
+					return errGraceful
+				}
+				return nil
+			})
+			if errors.Is(err, errGraceful) {
+				waiting = true
+				err = markDeletedAt(ctx, s, kv.Key, now)
+			}
+			if err != nil && !storage.IsNotFound(err) {
+				return false, false, err
+			}
+		}
+	}
+	return empty, waiting, nil
+}
+
+// markDeletedAt sets an object's deletionTimestamp unless it has one.
+func markDeletedAt(ctx context.Context, s *scope, key string, now metav1.Time) error {
+	_, err := s.store.GuaranteedUpdate(ctx, key, func(current storage.KeyValue) ([]byte, error) {
+		var m map[string]any
+		if err := json.Unmarshal(current.Value, &m); err != nil {
+			return nil, err
+		}
+		meta, _ := m["metadata"].(map[string]any)
+		if meta == nil || meta["deletionTimestamp"] != nil {
+			return current.Value, nil
+		}
+		meta["deletionTimestamp"] = now.UTC().Format(time.RFC3339)
+		meta["deletionGracePeriodSeconds"] = 0
+		return json.Marshal(m)
+	}, storage.UpdateOptions{})
+	return err
+}
+
+// finalizeNamespace removes the "kubernetes" finalizer of an emptied namespace and deletes it once no
+// finalizer is left.
+func (a *API) finalizeNamespace(ctx context.Context, name string) error {
+	s := a.namespaces
+	key := s.key("", name)
+	kv, err := s.store.GuaranteedUpdate(ctx, key, func(current storage.KeyValue) ([]byte, error) {
+		var ns corev1.Namespace
+		if err := json.Unmarshal(current.Value, &ns); err != nil {
+			return nil, err
+		}
+		var kept []corev1.FinalizerName
+		for _, f := range ns.Spec.Finalizers {
+			if f != corev1.FinalizerKubernetes {
+				kept = append(kept, f)
+			}
+		}
+		if len(kept) == len(ns.Spec.Finalizers) {
+			return current.Value, nil
+		}
+		ns.Spec.Finalizers = kept
+		return s.encode(&ns)
+	}, storage.UpdateOptions{})
+	if err != nil {
+		if storage.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	var m storedMeta
+	if err := json.Unmarshal(kv.Value, &m); err != nil {
+		return err
+	}
+	if len(m.Spec.Finalizers) > 0 || len(m.Metadata.Finalizers) > 0 {
+		return nil
+	}
+	rev := kv.ModRevision
+	_, err = s.store.Delete(ctx, key, func(current storage.KeyValue) error {
+		if current.ModRevision != rev {
+			return errGraceful
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errGraceful) && !storage.IsNotFound(err) {
+		return err
+	}
+	a.cfg.Logger.Info("namespace deleted", "namespace", name)
+	return nil
+}
+
+// notifyNamespaceChanged wakes the namespace controller without blocking.
+func (a *API) notifyNamespaceChanged() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,105 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	sigsjson "sigs.k8s.io/json"
+
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// encode returns an object's stored form: its JSON with kind and apiVersion set and without
+// resourceVersion, which etcd supplies.
+func (s *scope) encode(obj runtime.Object) ([]byte, error) {
+	obj.GetObjectKind().SetGroupVersionKind(s.strategy.GVK)
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	m.SetResourceVersion("")
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return json.Marshal(u.Object)
+	}
+	return json.Marshal(obj)
+}
+
+// decodeStored decodes a stored value into a new object of the resource's kind, with its
+// resourceVersion set from the revision.
+func (s *scope) decodeStored(kv storage.KeyValue) (runtime.Object, error) {
+	obj := s.strategy.New()
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		content := map[string]any{}
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(kv.Value, &content); err != nil {
+			return nil, fmt.Errorf("decoding stored %s: %w", kv.Key, err)
+		}
+		u.Object = content
+	} else if err := sigsjson.UnmarshalCaseSensitivePreserveInts(kv.Value, obj); err != nil {
+		return nil, fmt.Errorf("decoding stored %s: %w", kv.Key, err)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(s.strategy.GVK)
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+	}
+	return obj, nil
+}
+
+// respond is the body of a successful write: the stored bytes with the new resourceVersion.
+func respond(kv storage.KeyValue) ([]byte, error) {
+	return storage.WithResourceVersion(nil, kv.Value, kv.ModRevision)
+}
+
+// parseResourceVersion reads the resourceVersion a client sent with an object; "" is 0.
+func parseResourceVersion(rv string) (int64, error) {
+	if rv == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q: resourceVersions come from the server, send back the one you read", rv))
+	}
+	return n, nil
+}
+
+// namespaceState is what a create needs to know of its namespace.
+type namespaceState struct {
+	Metadata struct {
+		DeletionTimestamp *metav1.Time `json:"deletionTimestamp"`
+	} `json:"metadata"`
+}
+
+// checkNamespace refuses to create into a namespace that does not exist (404) or is being deleted
+// (403), as kube's NamespaceLifecycle admission does. The read is linearizable, so every server of a
+// cluster sees a namespace as soon as it exists.
+func (a *API) checkNamespace(ctx context.Context, gr schema.GroupResource, name, namespace string) error {
+	if a.namespaces == nil {
+		return nil
+	}
+	kv, err := a.namespaces.store.Get(ctx, a.namespaces.key("", namespace), storage.GetOptions{})
+	if err != nil {
+		if storage.IsNotFound(err) {
+			return apierrors.NewNotFound(corev1.Resource("namespaces"), namespace)
+		}
+		return apiError(err, corev1.Resource("namespaces"), namespace)
+	}
+	var ns namespaceState
+	if err := json.Unmarshal(kv.Value, &ns); err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("reading namespace %s: %w", namespace, err))
+	}
+	if ns.Metadata.DeletionTimestamp != nil {
+		msg := fmt.Sprintf("unable to create new content in namespace %s because it is being terminated", namespace)
+		e := apierrors.NewForbidden(gr, name, fmt.Errorf("%s", msg))
+		e.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause, Message: msg, Field: "metadata.namespace"}}
+		return e
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package handlers_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/apictl/apictl/pkg/routes"
+)
+
+// probeObjects are valid objects of every resource of the test API, named probe, for the routes
+// that need one to exist.
+var probeObjects = map[string]string{
+	"configmaps":          `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s"}}`,
+	"secrets":             `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"%s"}}`,
+	"serviceaccounts":     `{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"%s"}}`,
+	"events":              `{"apiVersion":"v1","kind":"Event","metadata":{"name":"%s"},"involvedObject":{"kind":"ConfigMap","name":"x"}}`,
+	"namespaces":          `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"%s"}}`,
+	"leases":              `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"%s"}}`,
+	"roles":               `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"%s"}}`,
+	"clusterroles":        `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"%s"}}`,
+	"rolebindings":        `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"%s"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"r"}}`,
+	"clusterrolebindings": `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"%s"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"r"}}`,
+	"widgets":             `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"%s"},"spec":{"replicas":1}}`,
+}
+
+// TestEveryRouteAnswers sends a request to every route `apictl routes` prints for the built-in API
+// plus a CRD, and requires an answer other than 404: what the table says is what the server serves.
+func TestEveryRouteAnswers(t *testing.T) {
+	a := start(t)
+	api, err := routes.LoadAPI([]string{"testdata/widgets.yaml"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := routes.Install(api, routes.InstallOptions{Profiling: true})
+
+	// The object every {name} route addresses, in the default namespace (or the namespace named probe).
+	for _, r := range table.Routes {
+		if r.Action != routes.ActionPost || r.Subresource != "" {
+			continue
+		}
+		path := strings.ReplaceAll(r.Path, "{namespace}", "default")
+		a.do("POST", path, fmt.Sprintf(probeObjects[r.Resource], "probe")).expect(t, http.StatusCreated)
+	}
+
+	// Deletes go last, objects before collections, so that each delete still finds its object.
+	var deletes, collections []routes.Route
+	for _, r := range table.Routes {
+		switch r.Action {
+		case routes.ActionDelete:
+			deletes = append(deletes, r)
+		case routes.ActionDeleteCollection:
+			collections = append(collections, r)
+		default:
+			checkRoute(t, a, r)
+		}
+	}
+	for _, r := range append(deletes, collections...) {
+		checkRoute(t, a, r)
+	}
+	a.do("GET", "/api/v1/namespaces/default/nothings", "").expect(t, 404, `"kind":"Status"`, `"reason":"NotFound"`)
+	a.do("GET", "/not/a/path", "").expect(t, 404, `"kind":"Status"`, `"reason":"NotFound"`)
+}
+
+func checkRoute(t *testing.T, a *api, r routes.Route) {
+	t.Helper()
+	path := strings.NewReplacer("{namespace}", "default", "{name}", "probe").Replace(r.Path)
+	if strings.HasSuffix(path, "{path:*}") {
+		sub := map[routes.Endpoint]string{
+			routes.EndpointHealthz: "ping", routes.EndpointLivez: "ping", routes.EndpointReadyz: "ping",
+			routes.EndpointOpenAPIV3: "api/v1", routes.EndpointProfiling: "heap",
+		}[r.Endpoint]
+		path = strings.TrimSuffix(path, "{path:*}") + sub
+	}
+	if r.LongRunning {
+		// A watch answers with its headers at once; the stream itself is not this test's business.
+		req, _ := http.NewRequest(r.Method, a.InsecureURL+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", r.Method, path, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound {
+			t.Errorf("%s %s (%s) answered 404", r.Method, path, r.Action)
+		}
+		return
+	}
+	body, headers := "", []string(nil)
+	switch r.Method {
+	case http.MethodPost:
+		body = fmt.Sprintf(probeObjects[r.Resource], "probe-posted")
+	case http.MethodPut:
+		body = a.do("GET", strings.TrimSuffix(strings.TrimSuffix(path, "/status"), "/finalize"), "").body
+		if r.Subresource == "scale" {
+			body = a.do("GET", path, "").body
+		}
+	case http.MethodPatch:
+		body, headers = `{}`, []string{"Content-Type: application/merge-patch+json"}
+	}
+	got := a.do(r.Method, path, body, headers...)
+	if got.code == http.StatusNotFound {
+		t.Errorf("%s %s (%s %s) answered 404: %s", r.Method, path, r.Action, r.Endpoint, got.body)
+	}
+}

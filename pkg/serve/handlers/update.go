@@ -1,0 +1,153 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/apictl/apictl/pkg/registry"
+	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// update answers PUT of an object, its status or a namespace's finalizers.
+func (s *scope) update(w http.ResponseWriter, r *http.Request, p routes.Params) {
+	if s.isScale() {
+		s.updateScale(w, r, p)
+		return
+	}
+	out, err := negotiateOutput(r.Header.Get("Accept"), false)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	opts, err := parseWriteOptions(r.URL.Query(), "UpdateOptions")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	body, bodyFormat, err := readBody(r)
+	if err != nil {
+		writeError(w, apiError(err, s.gr, p.Name))
+		return
+	}
+	obj, warnings, err := s.decodeObject(body, bodyFormat, opts.fieldValidation)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	body, code, err := s.updateObject(r, obj, p, opts)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	addWarnings(w, warnings)
+	writeJSON(w, r, code, out.format, body)
+}
+
+// updateObject replaces the stored object with obj under the route's rules and returns the response
+// body and code: 200, or 201 when a kind that allows it was created by the PUT.
+func (s *scope) updateObject(r *http.Request, obj runtime.Object, p routes.Params, opts *writeOptions) ([]byte, int, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, 0, apierrors.NewInternalError(err)
+	}
+	if m.GetName() != p.Name {
+		return nil, 0, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), p.Name))
+	}
+	if s.res.Namespaced {
+		if m.GetNamespace() == "" {
+			m.SetNamespace(p.Namespace)
+		} else if m.GetNamespace() != p.Namespace {
+			return nil, 0, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+	} else {
+		m.SetNamespace("")
+	}
+	expected, err := parseResourceVersion(m.GetResourceVersion())
+	if err != nil {
+		return nil, 0, err
+	}
+	key := s.key(p.Namespace, p.Name)
+	next := func(current storage.KeyValue) ([]byte, error) {
+		// Checked only once the object is known to exist: a PUT that creates needs no version.
+		if expected == 0 && !s.allowUnconditionalUpdate() {
+			return nil, apierrors.NewConflict(s.gr, p.Name, errors.New("metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"))
+		}
+		old, err := s.decodeStored(current)
+		if err != nil {
+			return nil, err
+		}
+		updated, err := s.applyUpdate(obj.DeepCopyObject(), old)
+		if err != nil {
+			return nil, err
+		}
+		return s.encode(updated)
+	}
+	if opts.dryRun {
+		current, err := s.store.Get(r.Context(), key, storage.GetOptions{})
+		if err != nil {
+			return s.createOnUpdate(r, obj, p, opts, err)
+		}
+		if expected != 0 && expected != current.ModRevision {
+			return nil, 0, apiError(&storage.StorageError{Code: storage.Conflict, Key: key}, s.gr, p.Name)
+		}
+		value, err := next(current)
+		if err != nil {
+			return nil, 0, apiError(err, s.gr, p.Name)
+		}
+		body, err := storage.WithResourceVersion(nil, value, current.ModRevision)
+		return body, http.StatusOK, err
+	}
+	kv, err := s.store.GuaranteedUpdate(r.Context(), key, next, storage.UpdateOptions{ExpectedRevision: expected})
+	if err != nil {
+		return s.createOnUpdate(r, obj, p, opts, err)
+	}
+	kv, err = s.finishIfFinalized(r, key, kv)
+	if err != nil {
+		return nil, 0, apiError(err, s.gr, p.Name)
+	}
+	body, err := respond(kv)
+	return body, http.StatusOK, err
+}
+
+// createOnUpdate turns a PUT of a missing object into a create for the kinds kube allows it for;
+// otherwise it reports err.
+func (s *scope) createOnUpdate(r *http.Request, obj runtime.Object, p routes.Params, opts *writeOptions, err error) ([]byte, int, error) {
+	if !storage.IsNotFound(err) || !s.allowCreateOnUpdate {
+		return nil, 0, apiError(err, s.gr, p.Name)
+	}
+	body, err := s.createObject(r, obj, p.Namespace, opts)
+	return body, http.StatusCreated, err
+}
+
+// applyUpdate makes the object to store from what the client sent (obj) and what is stored (old).
+func (s *scope) applyUpdate(obj, old runtime.Object) (runtime.Object, error) {
+	switch {
+	case s.sub != nil && s.sub.Name == "status":
+		obj = s.strategy.PrepareForStatusUpdate(obj, old)
+	case s.sub != nil && s.sub.Name == "finalize":
+		var err error
+		if obj, err = registry.FinalizeUpdate(obj, old); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+	default:
+		if err := s.strategy.PrepareForUpdate(obj, old); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.strategy.ValidateUpdate(obj, old); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// allowUnconditionalUpdate reports whether a PUT without resourceVersion overwrites whatever is
+// stored. kube refuses it for Leases and custom resources.
+func (s *scope) allowUnconditionalUpdate() bool {
+	return !s.res.Custom && s.res.Kind != "Lease"
+}

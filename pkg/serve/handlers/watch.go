@@ -1,0 +1,274 @@
+package handlers
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/apictl/apictl/pkg/features"
+	"github.com/apictl/apictl/pkg/registry/tables"
+	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/serve/request"
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// Watch events as the API names them, beyond the store's.
+const (
+	eventBookmark = "BOOKMARK"
+	eventError    = "ERROR"
+	// initialEventsEnd annotates the bookmark that ends a watch's initial events.
+	initialEventsEnd = "k8s.io/initial-events-end"
+)
+
+// bookmarkInterval is how often a watch that allows bookmarks gets one, as kube's watch cache does.
+const bookmarkInterval = time.Minute
+
+// watch answers a watch: a list with ?watch=true, or the deprecated watch/ paths (name set for a
+// single object). It streams newline-delimited {"type","object"} events, flushed one by one, until the
+// timeout, the client leaves, or the server stops accepting requests; then the stream ends cleanly.
+func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, name string) {
+	q := r.URL.Query()
+	q.Set("watch", "true")
+	opts, err := parseListOptions(q)
+	if err == nil && name != "" {
+		opts.fields, err = pinName(opts.fields, name)
+	}
+	if err == nil {
+		err = s.checkFieldSelector(opts.fields)
+	}
+	if err == nil && opts.sendInitialEvents != nil && !s.api.cfg.Features.Enabled(features.WatchList) {
+		err = apierrors.NewInvalid(listOptionsKind, "", field.ErrorList{field.Forbidden(field.NewPath("sendInitialEvents"),
+			"sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled")})
+	}
+	var out output
+	if err == nil {
+		out, err = negotiateOutput(r.Header.Get("Accept"), s.table != nil)
+	}
+	var table *tables.Watch
+	if err == nil && out.format == formatTable {
+		var topts tables.Options
+		if topts, err = tables.ParseOptions(r.URL.Query()); err == nil {
+			topts.Version = out.tableVersion
+			table, err = s.table.Watch(topts)
+		}
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	timeout := opts.timeout
+	if timeout <= 0 {
+		min := s.api.cfg.MinRequestTimeout
+		timeout = min + time.Duration(rand.Int64N(int64(min)))
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+
+	filter := s.filter(opts.labels, opts.fields)
+	prefix := s.prefix(p.Namespace)
+	initial := opts.resourceVersion == "" || opts.resourceVersion == "0" || (opts.sendInitialEvents != nil && *opts.sendInitialEvents)
+	if opts.sendInitialEvents != nil && !*opts.sendInitialEvents {
+		initial = false
+	}
+	var from int64
+	var items []storage.KeyValue
+	if initial {
+		rv, match := opts.resourceVersion, storage.MatchUnset
+		if rv != "" && rv != "0" {
+			match = storage.MatchNotOlderThan
+		}
+		res, err := s.store.List(ctx, prefix, storage.ListOptions{ResourceVersion: rv, ResourceVersionMatch: match, Filter: filter})
+		if err != nil {
+			writeError(w, apiError(err, s.gr, name))
+			return
+		}
+		items, from = res.Items, res.Revision
+	} else if from, err = strconv.ParseInt(opts.resourceVersion, 10, 64); err != nil || from < 0 {
+		writeError(w, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q", opts.resourceVersion)))
+		return
+	}
+	events, err := s.store.Watch(ctx, prefix, storage.WatchOptions{Revision: from, Filter: filter})
+	if err != nil {
+		writeError(w, apiError(err, s.gr, name))
+		return
+	}
+
+	ew := newEventWriter(w, s, table)
+	for _, kv := range items {
+		if err := ew.object(string(storage.Added), kv); err != nil {
+			return
+		}
+	}
+	if opts.sendInitialEvents != nil && *opts.sendInitialEvents {
+		if err := ew.bookmark(from, true); err != nil {
+			return
+		}
+	}
+	ew.flush()
+
+	var bookmarks <-chan time.Time
+	if opts.allowBookmarks {
+		t := time.NewTicker(bookmarkInterval)
+		defer t.Stop()
+		bookmarks = t.C
+	}
+	last := from
+	done := request.LongRunningDone(r.Context())
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-done:
+			return
+		case <-bookmarks:
+			if ew.bookmark(last, false) != nil {
+				return
+			}
+			ew.flush()
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			if ev.Type == storage.Error {
+				_ = ew.status(watchErrorStatus(ev.Err))
+				ew.flush()
+				return
+			}
+			if ew.object(string(ev.Type), ev.Object) != nil {
+				return
+			}
+			last = ev.Revision
+			ew.flush()
+		}
+	}
+}
+
+// pinName adds metadata.name=name for a watch of one object, refusing a selector that names another.
+func pinName(sel fields.Selector, name string) (fields.Selector, error) {
+	if v, ok := sel.RequiresExactMatch("metadata.name"); ok && v != name {
+		return nil, apierrors.NewBadRequest("fieldSelector metadata.name doesn't match requested name")
+	}
+	return fields.AndSelectors(sel, fields.OneTermEqualSelector("metadata.name", name)), nil
+}
+
+// watchErrorStatus is the Status an ERROR event carries: 410 Expired for a compacted revision, so
+// that client-go relists, and a 500 that says what happened otherwise.
+func watchErrorStatus(err error) *metav1.Status {
+	switch {
+	case storage.IsExpired(err):
+		s := apierrors.NewResourceExpired(err.Error()).Status()
+		return &s
+	case storage.IsTooSlow(err):
+		s := apierrors.NewInternalError(fmt.Errorf("the watch fell too far behind the changes of this resource and was stopped; watch again from the last resourceVersion received")).Status()
+		return &s
+	}
+	s := apierrors.NewInternalError(err).Status()
+	return &s
+}
+
+// eventWriter writes watch events to a streaming response, as objects or, for kubectl get -w, as
+// one-row tables.
+type eventWriter struct {
+	w       http.ResponseWriter
+	out     *bufio.Writer
+	flusher http.Flusher
+	scope   *scope
+	table   *tables.Watch
+	buf     []byte
+}
+
+func newEventWriter(w http.ResponseWriter, s *scope, table *tables.Watch) *eventWriter {
+	w.Header().Set("Content-Type", mediaJSON)
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	f, _ := w.(http.Flusher)
+	ew := &eventWriter{w: w, out: bufio.NewWriterSize(w, 32<<10), flusher: f, scope: s, table: table}
+	ew.flush()
+	return ew
+}
+
+func (e *eventWriter) object(eventType string, kv storage.KeyValue) error {
+	if e.table != nil {
+		obj, err := e.scope.decodeStored(kv)
+		if err != nil {
+			return err
+		}
+		return e.asTable(eventType, obj)
+	}
+	e.buf = append(e.buf[:0], `{"type":"`...)
+	e.buf = append(e.buf, eventType...)
+	e.buf = append(e.buf, `","object":`...)
+	var err error
+	if e.buf, err = storage.WithResourceVersion(e.buf, kv.Value, kv.ModRevision); err != nil {
+		return err
+	}
+	e.buf = append(e.buf, "}\n"...)
+	_, err = e.out.Write(e.buf)
+	return err
+}
+
+// bookmark sends a BOOKMARK: an empty object of the kind with only its resourceVersion (and, at the
+// end of the initial events, kube's annotation), as kube's watch cache sends it.
+func (e *eventWriter) bookmark(rv int64, initialEnd bool) error {
+	obj := e.scope.strategy.New()
+	obj.GetObjectKind().SetGroupVersionKind(e.scope.strategy.GVK)
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	m.SetResourceVersion(strconv.FormatInt(rv, 10))
+	if initialEnd {
+		m.SetAnnotations(map[string]string{initialEventsEnd: "true"})
+	}
+	if e.table != nil {
+		return e.asTable(eventBookmark, obj)
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return e.event(eventBookmark, u.Object)
+	}
+	return e.event(eventBookmark, obj)
+}
+
+func (e *eventWriter) asTable(eventType string, obj runtime.Object) error {
+	t, err := e.table.Convert(obj)
+	if err != nil {
+		return err
+	}
+	return e.event(eventType, t)
+}
+
+func (e *eventWriter) status(s *metav1.Status) error {
+	s.Kind, s.APIVersion = "Status", "v1"
+	return e.event(eventError, s)
+}
+
+func (e *eventWriter) event(eventType string, obj any) error {
+	body, err := json.Marshal(struct {
+		Type   string `json:"type"`
+		Object any    `json:"object"`
+	}{eventType, obj})
+	if err != nil {
+		return err
+	}
+	_, err = e.out.Write(append(body, '\n'))
+	return err
+}
+
+func (e *eventWriter) flush() {
+	if e.out.Flush() == nil && e.flusher != nil {
+		e.flusher.Flush()
+	}
+}
