@@ -1,0 +1,148 @@
+package patch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// kube's limits on JSON patches.
+const (
+	// MaxJSONPatchOperations is the most operations one JSON patch may hold; more is a 413.
+	MaxJSONPatchOperations = 10000
+	// MaxJSONPatchCopyBytes bounds what the "copy" operations of one JSON patch may add, kube's
+	// default JSONPatchMaxCopyBytes: twice etcd's 1.5 MiB request limit.
+	MaxJSONPatchCopyBytes = 3 << 20
+)
+
+// limitJSONPatchCopies arms json-patch's copy limit. The library only has a process-wide setting,
+// so this does what kube-apiserver does when it builds its server: set it once, atomically, and
+// never loosen a stricter limit someone else set. Writing only when the value changes keeps later
+// calls from racing with patches in flight.
+func limitJSONPatchCopies() {
+	for {
+		existing := atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit)
+		if existing > 0 && existing <= MaxJSONPatchCopyBytes {
+			return
+		}
+		if atomic.CompareAndSwapInt64(&jsonpatch.AccumulatedCopySizeLimit, existing, MaxJSONPatchCopyBytes) {
+			return
+		}
+	}
+}
+
+// jsonPatchOperation is one RFC 6902 operation, decoded only to find unknown and duplicate fields.
+type jsonPatchOperation struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	From  string `json:"from"`
+	Value any    `json:"value"`
+}
+
+// jsonPatch applies a JSON patch or a JSON merge patch to the JSON of current.
+func (tg *target) jsonPatch(current runtime.Object, req Request, strict *strictness) (runtime.Object, error) {
+	currentJS, err := json.Marshal(tg.forReading(current))
+	if err != nil {
+		return nil, fmt.Errorf("encoding the current object: %w", err)
+	}
+	var patched []byte
+	switch req.Type {
+	case types.JSONPatchType:
+		if strict.enabled() {
+			var ops []jsonPatchOperation
+			found, err := sigsjson.UnmarshalStrict(req.Patch, &ops)
+			if err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			}
+			for _, e := range found {
+				strict.add(fmt.Errorf("json patch %w", e))
+			}
+		}
+		ops, err := jsonpatch.DecodePatch(req.Patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		if len(ops) > MaxJSONPatchOperations {
+			return nil, apierrors.NewRequestEntityTooLargeError(
+				fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", MaxJSONPatchOperations, len(ops)))
+		}
+		if patched, err = ops.Apply(currentJS); err != nil {
+			return nil, patchRejected(err)
+		}
+	case types.MergePatchType:
+		if strict.enabled() {
+			var fields map[string]any
+			found, err := sigsjson.UnmarshalStrict(req.Patch, &fields)
+			if err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			}
+			strict.add(found...)
+		}
+		if patched, err = jsonpatch.MergePatch(currentJS, req.Patch); err != nil {
+			if errors.Is(err, jsonpatch.ErrBadJSONPatch) {
+				return nil, apierrors.NewBadRequest(err.Error())
+			}
+			return nil, fmt.Errorf("applying the merge patch: %w", err)
+		}
+	}
+	obj, err := tg.decodePatched(patched, strict)
+	if err != nil {
+		return nil, err
+	}
+	return tg.track(current, obj, Manager(req.Options.FieldManager, req.UserAgent)), nil
+}
+
+// decodePatched turns the patched JSON back into an object of the kind. For Go types, fields the
+// type does not have are reported per fieldValidation; for custom resources that is the schema's
+// business, after the patch.
+func (tg *target) decodePatched(js []byte, strict *strictness) (runtime.Object, error) {
+	obj := tg.newObject()
+	var err error
+	if tg.typed() {
+		if strict.enabled() {
+			var found []error
+			found, err = sigsjson.UnmarshalStrict(js, obj)
+			strict.add(found...)
+		} else {
+			err = sigsjson.UnmarshalCaseSensitivePreserveInts(js, obj)
+		}
+	} else {
+		u := obj.(*unstructured.Unstructured)
+		u.Object = nil
+		err = sigsjson.UnmarshalCaseSensitivePreserveInts(js, &u.Object)
+		if err == nil && u.Object == nil {
+			err = errors.New("the patched object is null")
+		}
+	}
+	if err != nil {
+		return nil, undecodable(string(js), err)
+	}
+	if err := tg.checkKind(obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// checkKind requires a patched object to still be of the target's kind, with the messages kube's
+// decoder gives for a body of the wrong version or kind, and fills them in if the patch removed
+// them.
+func (tg *target) checkKind(obj runtime.Object) error {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	switch {
+	case gvk.Version != "" && gvk.GroupVersion() != tg.gvk.GroupVersion():
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
+			gvk.GroupVersion(), tg.gvk.GroupVersion()))
+	case gvk.Kind != "" && gvk.Kind != tg.gvk.Kind:
+		return apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", gvk.Kind, tg.gvk.Kind))
+	}
+	obj.GetObjectKind().SetGroupVersionKind(tg.gvk)
+	return nil
+}
