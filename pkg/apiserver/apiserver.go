@@ -10,8 +10,12 @@ import (
 	"io"
 	"net/http"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/apictl/apictl/pkg/flags"
 	"github.com/apictl/apictl/pkg/registry"
+	"github.com/apictl/apictl/pkg/registry/crschema"
+	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/serve/handlers"
 	"github.com/apictl/apictl/pkg/serve/healthz"
@@ -45,11 +49,21 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 			_ = st.close(context.Background())
 		}
 	}()
+	api, crds, err := routes.LoadAPIAndCRDs(o.APIEnablement.APIConfig, o.APIEnablement.RuntimeConfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading the API: %w", err)
+	}
+	cfg.API = api
+	customResources, err := crschema.NewSet(crds)
+	if err != nil {
+		return nil, fmt.Errorf("compiling the CRD schemas: %w", err)
+	}
+	warnUnenforcedRules(cfg, customResources)
 	reg, err := registry.New(cfg.API)
 	if err != nil {
 		return nil, fmt.Errorf("building the rules of the API's kinds: %w", err)
 	}
-	api, err := handlers.New(handlers.Config{
+	rest, err := handlers.New(handlers.Config{
 		API:               cfg.API,
 		Registry:          reg,
 		Store:             st.store,
@@ -57,11 +71,12 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		EventTTL:          o.Generic.EventTTL,
 		MinRequestTimeout: cfg.MinRequestTimeout,
 		Features:          cfg.FeatureGates,
+		CustomResources:   customResources,
 	})
 	if err != nil {
 		return nil, err
 	}
-	cfg.Resources = api
+	cfg.Resources = rest
 	if extras.Adjust != nil {
 		extras.Adjust(cfg)
 	}
@@ -71,9 +86,9 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	}
 	err = errors.Join(
 		s.AddHealthChecks(healthz.NamedCheck("etcd", func(r *http.Request) error { return st.store.Healthy(r.Context()) })),
-		s.AddPostStartHook("default-namespaces", api.EnsureDefaultNamespaces),
+		s.AddPostStartHook("default-namespaces", rest.EnsureDefaultNamespaces),
 		s.AddPostStartHook("start-namespace-controller", func(ctx context.Context) error {
-			go api.RunNamespaceController(ctx)
+			go rest.RunNamespaceController(ctx)
 			return nil
 		}),
 		s.AddPostStartHook("start-etcd-compactor", func(ctx context.Context) error {
@@ -94,5 +109,26 @@ func closeListeners(cfg *serve.Config) {
 	}
 	if cfg.InsecureServing != nil && cfg.InsecureServing.Listener != nil {
 		cfg.InsecureServing.Listener.Close()
+	}
+}
+
+// warnUnenforcedRules says which CRD validation rules (CEL) the server cannot enforce.
+func warnUnenforcedRules(cfg *serve.Config, set *crschema.Set) {
+	for _, g := range cfg.API.Groups() {
+		for _, v := range g.Versions {
+			for _, r := range v.Resources {
+				if !r.Custom {
+					continue
+				}
+				val, ok := set.Validator(schema.GroupVersionResource{Group: g.Name, Version: v.Name, Resource: r.Plural})
+				if !ok {
+					continue
+				}
+				if rules := val.UnenforcedRules(); len(rules) > 0 {
+					cfg.Logger.Warn("x-kubernetes-validations (CEL) rules are not enforced by this server",
+						"resource", r.Plural+"."+g.Name, "version", v.Name, "rules", rules)
+				}
+			}
+		}
 	}
 }

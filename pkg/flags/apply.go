@@ -12,7 +12,6 @@ import (
 
 	"github.com/apictl/apictl/pkg/certs"
 	"github.com/apictl/apictl/pkg/features"
-	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/serve/auth"
 	"github.com/apictl/apictl/pkg/serve/dynamiccert"
@@ -48,7 +47,6 @@ func (o *ServerOptions) Config(ctx context.Context, logOut io.Writer) (cfg *serv
 		{SectionInsecureServing, o.InsecureServing.ApplyTo},
 		{SectionAuthentication, o.Authentication.ApplyTo},
 		{SectionAuthorization, o.Authorization.ApplyTo},
-		{SectionAPIEnablement, o.APIEnablement.ApplyTo},
 	}
 	for _, s := range steps {
 		if err := s.apply(ctx, cfg); err != nil {
@@ -75,17 +73,6 @@ func (o *ServerOptions) externalHost() string {
 		return o.Generic.ExternalHostname
 	}
 	return "127.0.0.1"
-}
-
-// ApplyTo loads the API the server serves: the built-in groups and the --api-config CRDs, with
-// --runtime-config applied.
-func (o *APIEnablementOptions) ApplyTo(_ context.Context, cfg *serve.Config) error {
-	api, err := routes.LoadAPI(o.APIConfig, o.RuntimeConfig)
-	if err != nil {
-		return err
-	}
-	cfg.API = api
-	return nil
 }
 
 // listen binds the listeners that are turned on and not bound yet.

@@ -249,6 +249,7 @@ func FinalizeUpdate(obj, old runtime.Object) (runtime.Object, error) {
 	}
 	out := oldNS.DeepCopy()
 	out.Spec.Finalizers = ns.Spec.Finalizers
+	out.ManagedFields = ns.ManagedFields
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package registry
 import (
 	"reflect"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -68,6 +69,7 @@ func specChanged(obj, old runtime.Object) bool {
 // PrepareForStatusUpdate makes obj the stored object with only its status replaced, as a write to the
 // status subresource does: everything else, metadata included, comes from old.
 func (s *Strategy) PrepareForStatusUpdate(obj, old runtime.Object) runtime.Object {
+	var out runtime.Object
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		o := old.(*unstructured.Unstructured).DeepCopy()
 		if status, found := u.Object["status"]; found {
@@ -75,9 +77,22 @@ func (s *Strategy) PrepareForStatusUpdate(obj, old runtime.Object) runtime.Objec
 		} else {
 			delete(o.Object, "status")
 		}
-		return o
+		out = o
+	} else {
+		out = s.rules.(statusRules).statusUpdate(obj, old)
 	}
-	return s.rules.(statusRules).statusUpdate(obj, old)
+	keepManagedFields(out, obj)
+	return out
+}
+
+// keepManagedFields carries the request's managedFields into the object a subresource write stores:
+// the field manager has just recorded the write there, as kube's status strategies keep it.
+func keepManagedFields(out, obj runtime.Object) {
+	from, err1 := meta.Accessor(obj)
+	to, err2 := meta.Accessor(out)
+	if err1 == nil && err2 == nil {
+		to.SetManagedFields(from.GetManagedFields())
+	}
 }
 
 // statusRules is implemented by built-in kinds with a status subresource.

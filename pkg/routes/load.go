@@ -9,6 +9,13 @@ import (
 // every problem at once: *CRDError values for manifests and *RuntimeConfigError values for
 // --runtime-config entries, joined with errors.Join. The API is nil when there are problems.
 func LoadAPI(apiConfig []string, runtimeConfig map[string]string) (*API, error) {
+	api, _, err := LoadAPIAndCRDs(apiConfig, runtimeConfig)
+	return api, err
+}
+
+// LoadAPIAndCRDs is LoadAPI that also returns the CRDs it read, for the parts of a server that need
+// more of a CRD than the API model keeps (its scale paths and full schemas for validation).
+func LoadAPIAndCRDs(apiConfig []string, runtimeConfig map[string]string) (*API, []CRD, error) {
 	crds, crdErr := ReadCRDFiles(apiConfig)
 	api, addErr := Builtin().WithCRDs(crds)
 	// A runtime-config entry for the group of a broken CRD would only repeat the CRD's problem.
@@ -21,9 +28,9 @@ func LoadAPI(apiConfig []string, runtimeConfig map[string]string) (*API, error) 
 	}
 	api, rcErr := applyRuntimeConfig(api, runtimeConfig, unchecked)
 	if err := errors.Join(crdErr, addErr, rcErr); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return api, nil
+	return api, crds, nil
 }
 
 // flatten lists the leaves of joined errors.

@@ -1,14 +1,17 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/apictl/apictl/pkg/patch"
 	"github.com/apictl/apictl/pkg/registry"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/storage"
@@ -81,10 +84,19 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 			return nil, err
 		}
 	}
+	if !opts.managed {
+		var err error
+		if obj, err = s.api.patcher.Update(s.patchTarget(), nil, obj, patch.Manager(opts.fieldManager, r.UserAgent())); err != nil {
+			return nil, err
+		}
+		if m, err = meta.Accessor(obj); err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+	}
 	if err := s.strategy.PrepareForCreate(obj, s.api.cfg.Now()); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	if err := s.strategy.ValidateCreate(obj); err != nil {
+	if err := s.validateCreate(r.Context(), obj, m.GetName()); err != nil {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
@@ -111,4 +123,13 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 		}
 		return respond(kv)
 	}
+}
+
+// validateCreate applies the kind's rules, or a custom resource's schema (which includes the metadata
+// rules).
+func (s *scope) validateCreate(ctx context.Context, obj runtime.Object, name string) error {
+	if u, ok := obj.(*unstructured.Unstructured); ok && s.crv != nil {
+		return s.crv.Invalid(name, s.crv.Validate(ctx, u))
+	}
+	return s.strategy.ValidateCreate(obj)
 }

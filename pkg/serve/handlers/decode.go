@@ -65,6 +65,14 @@ func (s *scope) decodeObject(body []byte, format outputFormat, validation string
 	if err := s.checkTypeMeta(tm, body); err != nil {
 		return nil, nil, err
 	}
+	if s.crv != nil {
+		// The CRD's schema prunes unknown fields (reporting them per fieldValidation) and applies defaults.
+		u, warnings, err := s.crv.DecodeBody(body, validation)
+		if err != nil {
+			return nil, nil, err
+		}
+		return u, warnings, nil
+	}
 	obj := s.strategy.New()
 	var strict []error
 	var err error

@@ -19,7 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apictl/apictl/pkg/features"
+	"github.com/apictl/apictl/pkg/patch"
 	"github.com/apictl/apictl/pkg/registry"
+	"github.com/apictl/apictl/pkg/registry/crschema"
 	"github.com/apictl/apictl/pkg/registry/tables"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve/status"
@@ -43,6 +45,8 @@ type Config struct {
 	Now func() time.Time
 	// Features are the server's feature gates (WatchList allows sendInitialEvents).
 	Features features.Gates
+	// CustomResources validates, prunes and defaults custom resources against their CRD schemas.
+	CustomResources *crschema.Set
 }
 
 // API serves the resource routes. It implements serve.ResourceHandler.
@@ -55,6 +59,8 @@ type API struct {
 	wake chan struct{}
 	// protobuf decodes the protobuf bodies kubectl's typed clients send.
 	protobuf *protobufDecoder
+	// patcher applies patches and keeps managedFields on every write.
+	patcher *patch.Patcher
 }
 
 type scopeKey struct{ group, version, resource, subresource string }
@@ -74,6 +80,9 @@ func New(cfg Config) (*API, error) {
 	var err error
 	if a.protobuf, err = newProtobufDecoder(); err != nil {
 		return nil, err
+	}
+	if a.patcher, err = patch.New(cfg.API); err != nil {
+		return nil, fmt.Errorf("building the patcher: %w", err)
 	}
 	converters, err := tables.ForAPI(cfg.API, tables.WithClock(cfg.Now))
 	if err != nil {
@@ -130,12 +139,17 @@ type scope struct {
 	allowCreateOnUpdate bool
 	// table renders the resource's objects for kubectl get; nil for scale, which has no printer.
 	table *tables.Converter
+	// crv is the schema of a custom resource; nil for built-in kinds.
+	crv *crschema.Validator
 }
 
 func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema.GroupVersionResource, strategy *registry.Strategy, store storage.Store) *scope {
 	s := &scope{
 		api: a, res: res, sub: sub, strategy: strategy, store: store, gvr: gvr, gr: gvr.GroupResource(),
 		objectGVK: gvr.GroupVersion().WithKind(res.Kind), listKind: res.ListKind,
+	}
+	if res.Custom {
+		s.crv, _ = a.cfg.CustomResources.Validator(gvr)
 	}
 	if sub != nil {
 		s.objectGVK = sub.GroupVersionKind(gvr.GroupVersion())

@@ -152,3 +152,22 @@ func TestEventTTL(t *testing.T) {
 		expect(t, 201)
 	eventually(t, "event expired through its lease", func() bool { return a.do("GET", "/api/v1/namespaces/default/events/e", "").code == 404 })
 }
+
+func TestCustomResourceSchemaAndScale(t *testing.T) {
+	a := start(t)
+	a.do("POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"bad"},"spec":{"replicas":"many"}}`).
+		expect(t, 422, `Widget.example.com \"bad\" is invalid: [spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\"`)
+	a.do("POST", widgets+"?fieldValidation=Strict", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"s"},"spec":{"colour":"red"}}`).
+		expect(t, 400, `strict decoding error: unknown field \"spec.colour\"`)
+	pruned := a.do("POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"replicas":2,"colour":"red"}}`)
+	pruned.expect(t, 201, `"replicas":2`)
+	if strings.Contains(pruned.body, "colour") || pruned.header.Get("Warning") != `299 - "unknown field \"spec.colour\""` {
+		t.Errorf("unknown field not pruned with a warning: %q %s", pruned.header.Get("Warning"), pruned.body)
+	}
+	scale := a.do("GET", widgets+"/w/scale", "")
+	scale.expect(t, 200, `"kind":"Scale"`, `"apiVersion":"autoscaling/v1"`, `"spec":{"replicas":2}`)
+	put := `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"w","namespace":"default"},"spec":{"replicas":5}}`
+	a.do("PUT", widgets+"/w/scale", put).expect(t, 200, `"spec":{"replicas":5}`)
+	a.do("GET", widgets+"/w", "").expect(t, 200, `"replicas":5`, `"generation":2`)
+	a.do("PUT", widgets+"/w/scale", strings.Replace(put, "5", "-1", 1)).expect(t, 422, `Invalid value: -1`)
+}

@@ -122,6 +122,9 @@ type writeOptions struct {
 	dryRun          bool
 	fieldManager    string
 	fieldValidation string
+	// managed is set when the object's managedFields are already maintained (a create by server-side
+	// apply), so the write must not record the operation a second time.
+	managed bool
 }
 
 // fieldValidation directives; the default is Warn, as in kube.

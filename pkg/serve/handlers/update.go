@@ -1,14 +1,17 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/apictl/apictl/pkg/patch"
 	"github.com/apictl/apictl/pkg/registry"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/storage"
@@ -82,7 +85,11 @@ func (s *scope) updateObject(r *http.Request, obj runtime.Object, p routes.Param
 		if err != nil {
 			return nil, err
 		}
-		updated, err := s.applyUpdate(obj.DeepCopyObject(), old)
+		tracked, err := s.api.patcher.Update(s.patchTarget(), old, obj.DeepCopyObject(), patch.Manager(opts.fieldManager, r.UserAgent()))
+		if err != nil {
+			return nil, err
+		}
+		updated, err := s.applyUpdate(r.Context(), tracked, old)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +133,7 @@ func (s *scope) createOnUpdate(r *http.Request, obj runtime.Object, p routes.Par
 }
 
 // applyUpdate makes the object to store from what the client sent (obj) and what is stored (old).
-func (s *scope) applyUpdate(obj, old runtime.Object) (runtime.Object, error) {
+func (s *scope) applyUpdate(ctx context.Context, obj, old runtime.Object) (runtime.Object, error) {
 	switch {
 	case s.sub != nil && s.sub.Name == "status":
 		obj = s.strategy.PrepareForStatusUpdate(obj, old)
@@ -140,10 +147,24 @@ func (s *scope) applyUpdate(obj, old runtime.Object) (runtime.Object, error) {
 			return nil, err
 		}
 	}
-	if err := s.strategy.ValidateUpdate(obj, old); err != nil {
+	if err := s.validateUpdate(ctx, obj, old); err != nil {
 		return nil, err
 	}
 	return obj, nil
+}
+
+// validateUpdate applies the kind's update rules, or a custom resource's schema: a status write is
+// checked against the status schema only, and parts that did not change are not held against it.
+func (s *scope) validateUpdate(ctx context.Context, obj, old runtime.Object) error {
+	u, ok1 := obj.(*unstructured.Unstructured)
+	o, ok2 := old.(*unstructured.Unstructured)
+	if !ok1 || !ok2 || s.crv == nil {
+		return s.strategy.ValidateUpdate(obj, old)
+	}
+	if s.sub != nil && s.sub.Name == "status" {
+		return s.crv.Invalid(u.GetName(), s.crv.ValidateStatusUpdate(ctx, u, o))
+	}
+	return s.crv.Invalid(u.GetName(), s.crv.ValidateUpdate(ctx, u, o))
 }
 
 // allowUnconditionalUpdate reports whether a PUT without resourceVersion overwrites whatever is

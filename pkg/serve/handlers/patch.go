@@ -1,0 +1,186 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/apictl/apictl/pkg/patch"
+	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// patch answers PATCH with any of the four patch types: the patch is applied to the stored object
+// inside the compare-and-swap loop, then the same rules as an update's; a server-side apply to a
+// missing object creates it.
+func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
+	target := s.patchTarget()
+	typ, err := s.api.patcher.ParseType(target, r.Header.Get("Content-Type"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out, err := negotiateOutput(r.Header.Get("Accept"), false)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		writeError(w, apiError(err, s.gr, p.Name))
+		return
+	}
+	q := r.URL.Query()
+	req := patch.Request{Target: target, Type: typ, Namespace: p.Namespace, Name: p.Name, Patch: body, UserAgent: r.UserAgent(),
+		Options: metav1.PatchOptions{DryRun: q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}}
+	if v := q.Get("force"); v != "" {
+		force := queryBool(v)
+		req.Options.Force = &force
+	}
+	dryRun := len(req.Options.DryRun) > 0
+	var warnings []string
+	if s.isScale() {
+		scale, err := s.applyScale(r, p, &writeOptions{dryRun: dryRun}, func(base *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+			res, err := s.api.patcher.Patch(base, req)
+			if err != nil {
+				return nil, err
+			}
+			warnings = res.Warnings
+			return res.Object.(*autoscalingv1.Scale), nil
+		})
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		addWarnings(w, warnings)
+		s.writeScale(w, r, out, http.StatusOK, scale)
+		return
+	}
+
+	key := s.key(p.Namespace, p.Name)
+	update := func(current storage.KeyValue) ([]byte, error) {
+		old, err := s.decodeStored(current)
+		if err != nil {
+			return nil, err
+		}
+		res, err := s.api.patcher.Patch(old, req)
+		if err != nil {
+			return nil, err
+		}
+		obj, w2, err := s.afterPatch(res, typ, req.Options.FieldValidation)
+		if err != nil {
+			return nil, err
+		}
+		warnings = append(res.Warnings, w2...)
+		if err := checkPatchedVersion(obj, current.ModRevision, s, p.Name); err != nil {
+			return nil, err
+		}
+		updated, err := s.applyUpdate(r.Context(), obj, old)
+		if err != nil {
+			return nil, err
+		}
+		return s.encode(updated)
+	}
+	var kv storage.KeyValue
+	if dryRun {
+		if kv, err = s.store.Get(r.Context(), key, storage.GetOptions{}); err == nil {
+			kv.Value, err = update(kv)
+		}
+	} else if kv, err = s.store.GuaranteedUpdate(r.Context(), key, update, storage.UpdateOptions{}); err == nil {
+		kv, err = s.finishIfFinalized(r, key, kv)
+	}
+	if storage.IsNotFound(err) {
+		s.createOnPatch(w, r, p, req, out, dryRun)
+		return
+	}
+	if err != nil {
+		writeError(w, apiError(err, s.gr, p.Name))
+		return
+	}
+	body, err = respond(kv)
+	if err != nil {
+		writeError(w, apiError(err, s.gr, p.Name))
+		return
+	}
+	addWarnings(w, warnings)
+	writeJSON(w, r, http.StatusOK, out.format, body)
+}
+
+// createOnPatch handles a PATCH of a missing object: a server-side apply to the resource creates it
+// (201); anything else is the 404 the patcher returns.
+func (s *scope) createOnPatch(w http.ResponseWriter, r *http.Request, p routes.Params, req patch.Request, out output, dryRun bool) {
+	res, err := s.api.patcher.Patch(nil, req)
+	if err == nil && !res.Created {
+		err = apierrors.NewNotFound(s.gr, p.Name)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	obj, warnings, err := s.afterPatch(res, req.Type, req.Options.FieldValidation)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	body, err := s.createObject(r, obj, p.Namespace, &writeOptions{dryRun: dryRun, managed: true})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	addWarnings(w, append(res.Warnings, warnings...))
+	writeJSON(w, r, http.StatusCreated, out.format, body)
+}
+
+// afterPatch puts a patched custom resource through its schema, as kube does: unknown fields are
+// pruned (reported per fieldValidation) and defaults applied. Apply patches are already checked
+// against the schema by the field manager.
+func (s *scope) afterPatch(res *patch.Result, typ types.PatchType, validation string) (runtime.Object, []string, error) {
+	u, ok := res.Object.(*unstructured.Unstructured)
+	if !ok || s.crv == nil || typ == types.ApplyPatchType {
+		return res.Object, nil, nil
+	}
+	patched, err := json.Marshal(u.Object)
+	if err != nil {
+		return nil, nil, apierrors.NewInternalError(err)
+	}
+	obj, warnings, err := s.crv.DecodePatched(patched, nil, validation)
+	if err != nil {
+		return nil, nil, err
+	}
+	return obj, warnings, nil
+}
+
+// checkPatchedVersion refuses a patch that names a resourceVersion other than the stored one, as
+// kube's store does for any write that carries one.
+func checkPatchedVersion(obj runtime.Object, current int64, s *scope, name string) error {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	rv, err := parseResourceVersion(m.GetResourceVersion())
+	if err != nil {
+		return err
+	}
+	if rv != 0 && rv != current {
+		return apierrors.NewConflict(s.gr, name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	return nil
+}
+
+// patchTarget names the resource and subresource for the patcher's field managers.
+func (s *scope) patchTarget() patch.Target {
+	t := patch.Target{Resource: s.gvr}
+	if s.sub != nil {
+		t.Subresource = s.sub.Name
+	}
+	return t
+}
