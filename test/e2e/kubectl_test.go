@@ -32,16 +32,18 @@ func kubectl(t *testing.T, args ...string) string {
 func serveReady(t *testing.T, dir string, ports []int) *process {
 	t.Helper()
 	p := startServeIn(t, dir, "--secure-port", fmt.Sprint(ports[0]), "--insecure-port", fmt.Sprint(ports[1]), "--bind-address", "127.0.0.1")
-	base := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
-	waitFor(t, 20*time.Second, "readyz", func() bool {
-		resp, err := http.Get(base + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200
-	})
+	waitReady(t, ports[1])
 	return p
+}
+
+// httpGet returns the status code of a GET.
+func httpGet(url string) (int, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
 }
 
 // TestKubectlEverydayCommands is the storage issue's first must-show: kubectl against a fresh

@@ -94,13 +94,14 @@ func StartE(ctx context.Context, dataDir string, args ...string) (*Server, error
 		closeListeners()
 		return nil, fmt.Errorf("parsing serve flags: %w", err)
 	}
-	// The pre-bound listeners serve unless the caller's flags turned a listener off.
-	if o.SecureServing.BindPort != 0 {
+	// The pre-bound listeners serve unless the caller's flags turned a listener off or chose its
+	// port (a test that restarts a server on the same address does).
+	if o.SecureServing.BindPort == secureLn.Addr().(*net.TCPAddr).Port {
 		o.SecureServing.Listener = secureLn
 	} else {
 		secureLn.Close()
 	}
-	if o.InsecureServing.BindPort != 0 {
+	if o.InsecureServing.BindPort == insecureLn.Addr().(*net.TCPAddr).Port {
 		o.InsecureServing.Listener = insecureLn
 	} else {
 		insecureLn.Close()
@@ -125,8 +126,8 @@ func StartE(ctx context.Context, dataDir string, args ...string) (*Server, error
 
 	runCtx, cancel := context.WithCancel(ctx)
 	s := &Server{
-		InsecureURL:     "http://" + insecureLn.Addr().String(),
-		SecureURL:       "https://" + secureLn.Addr().String(),
+		InsecureURL:     fmt.Sprintf("http://127.0.0.1:%d", o.InsecureServing.BindPort),
+		SecureURL:       fmt.Sprintf("https://127.0.0.1:%d", o.SecureServing.BindPort),
 		DataDir:         o.Generic.DataDir,
 		CertDir:         o.SecureServing.CertDir,
 		CAFile:          filepath.Join(o.SecureServing.CertDir, "ca.crt"),
