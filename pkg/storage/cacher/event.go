@@ -1,0 +1,176 @@
+package cacher
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// Bookmark is the type of an event that carries only a revision: a periodic progress mark, one the
+// handler asked for, or the end of the initial events of a watch with SendInitialEvents.
+const Bookmark storage.EventType = "BOOKMARK"
+
+// Event is one event of a cacher watch. The events of one change are shared by every watcher that
+// receives it, with their encodings: treat an Event and the bytes it returns as read-only.
+type Event struct {
+	// Type is Added, Modified, Deleted, Bookmark or Error, as the watcher sees the change: an object
+	// that enters the watcher's filter is Added, one that leaves it Deleted.
+	Type storage.EventType
+	// Key is the object's key; empty for Bookmark and Error.
+	Key string
+	// Revision is the revision of the change. For a Bookmark it is the revision the watcher has seen
+	// every change up to; for an Error, the last revision delivered before it.
+	Revision int64
+	// InitialEventsEnd marks the Bookmark that ends the initial events of a watch with
+	// SendInitialEvents; the handler annotates it k8s.io/initial-events-end: "true".
+	InitialEventsEnd bool
+	// Err is set on Error events: a *storage.StorageError (Expired, TooSlow) or the filter's error.
+	Err error
+
+	// obj is the object this event carries: for Added and Modified the new state, for Deleted the last
+	// state, with the event's revision.
+	obj *encoded
+
+	wireOnce sync.Once
+	wire     []byte
+	wireErr  error
+}
+
+// Object returns the event's object as JSON with metadata.resourceVersion set to the event's
+// revision: the new state for Added and Modified, the last state for Deleted. It is computed once and
+// shared by every watcher; nil for Bookmark and Error events.
+func (e *Event) Object() ([]byte, error) {
+	if e.obj == nil {
+		return nil, nil
+	}
+	return e.obj.json()
+}
+
+// KeyValue returns the event's object as it is stored, without resourceVersion, with ModRevision set
+// to the event's revision; the zero KeyValue for Bookmark and Error events.
+func (e *Event) KeyValue() storage.KeyValue {
+	if e.obj == nil {
+		return storage.KeyValue{}
+	}
+	return storage.KeyValue{Key: e.Key, Value: e.obj.value, ModRevision: e.obj.rev}
+}
+
+// WireJSON returns the event as one line of a plain JSON watch stream,
+// {"type":"ADDED","object":{...}} and a newline, computed once and shared by every watcher that
+// receives the event. Bookmark and Error events have no object the cacher can write (their kind and
+// Status come from the handler), so for them it returns an error.
+func (e *Event) WireJSON() ([]byte, error) {
+	e.wireOnce.Do(func() {
+		if e.obj == nil {
+			e.wireErr = fmt.Errorf("a %s event has no stored object: the handler encodes it", e.Type)
+			return
+		}
+		obj, err := e.obj.json()
+		if err != nil {
+			e.wireErr = err
+			return
+		}
+		line := make([]byte, 0, len(`{"type":"","object":}`)+len(e.Type)+len(obj)+1)
+		line = append(line, `{"type":"`...)
+		line = append(line, e.Type...)
+		line = append(line, `","object":`...)
+		line = append(line, obj...)
+		e.wire = append(line, "}\n"...)
+	})
+	return e.wire, e.wireErr
+}
+
+// encoded is a stored value with a resourceVersion spliced in, computed on first use and then shared.
+type encoded struct {
+	value []byte
+	rev   int64
+
+	once sync.Once
+	out  []byte
+	err  error
+}
+
+func (e *encoded) json() ([]byte, error) {
+	e.once.Do(func() {
+		// `"resourceVersion":"",` and up to 19 digits.
+		e.out, e.err = storage.WithResourceVersion(make([]byte, 0, len(e.value)+40), e.value, e.rev)
+		if e.err != nil {
+			e.out = nil
+		}
+	})
+	return e.out, e.err
+}
+
+// version is one state of one object. The index holds the current version of each key; the window's
+// changes hold the versions before and after each change. An object's events and its encoding hang
+// off its version, so that the initial events of every watch and the live events share them.
+type version struct {
+	kv  storage.KeyValue
+	obj encoded
+
+	addedOnce, modifiedOnce sync.Once
+	added, modified         *Event
+}
+
+func newVersion(kv storage.KeyValue) *version {
+	v := &version{kv: kv}
+	v.obj.value, v.obj.rev = kv.Value, kv.ModRevision
+	return v
+}
+
+// addedEvent is the Added event of this version: its creation, its entering a watcher's filter, or
+// an initial event.
+func (v *version) addedEvent() *Event {
+	v.addedOnce.Do(func() {
+		v.added = &Event{Type: storage.Added, Key: v.kv.Key, Revision: v.kv.ModRevision, obj: &v.obj}
+	})
+	return v.added
+}
+
+func (v *version) modifiedEvent() *Event {
+	v.modifiedOnce.Do(func() {
+		v.modified = &Event{Type: storage.Modified, Key: v.kv.Key, Revision: v.kv.ModRevision, obj: &v.obj}
+	})
+	return v.modified
+}
+
+// change is one entry of the window: a key going from prev to cur at rev. A nil cur is a delete, a
+// nil prev a creation.
+type change struct {
+	rev       int64
+	key       string
+	cur, prev *version
+
+	// gone is prev's value at rev: the object of a Deleted event, for a delete or for an object that
+	// leaves a watcher's filter.
+	gone        encoded
+	deletedOnce sync.Once
+	deleted     *Event
+
+	// A gap is what a re-list found changed between revisions from and rev, whose events the cache
+	// never saw; gap holds one change per key (cur and prev, revisions unknown). A watcher that the
+	// gap concerns cannot be served past it.
+	gap  []*change
+	from int64
+	// reset says the store's revision went backwards (etcd lost data): no watcher survives it.
+	reset bool
+}
+
+func newChange(rev int64, key string, cur, prev *version) *change {
+	ch := &change{rev: rev, key: key, cur: cur, prev: prev}
+	if prev != nil {
+		ch.gone.value, ch.gone.rev = prev.kv.Value, rev
+	}
+	return ch
+}
+
+func (ch *change) deletedEvent() *Event {
+	ch.deletedOnce.Do(func() {
+		ch.deleted = &Event{Type: storage.Deleted, Key: ch.key, Revision: ch.rev, obj: &ch.gone}
+	})
+	return ch.deleted
+}
+
+// marker says whether the change is a gap or a reset rather than an object's change.
+func (ch *change) marker() bool { return ch.gap != nil || ch.reset }

@@ -1,0 +1,337 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// fillKeys creates prefix+name for each name and returns the revision of the last write.
+func fillKeys(t testing.TB, s storage.Store, namespace string, names ...string) int64 {
+	t.Helper()
+	var rev int64
+	for _, n := range names {
+		rev = create(t, s, "configmaps/"+namespace+"/"+n, object(namespace, n, n)).ModRevision
+	}
+	return rev
+}
+
+func keysOf(items []storage.KeyValue) []string {
+	keys := make([]string, len(items))
+	for i, kv := range items {
+		keys[i] = kv.Key
+	}
+	return keys
+}
+
+// pages lists every page of a list and returns the pages' keys and the continue tokens.
+func pages(t *testing.T, st storage.Store, prefix string, opts storage.ListOptions) ([][]string, *storage.ListResult) {
+	t.Helper()
+	var out [][]string
+	var first *storage.ListResult
+	for {
+		res, err := st.List(context.Background(), prefix, opts)
+		if err != nil {
+			t.Fatalf("list %s %+v: %v", prefix, opts, err)
+		}
+		if first == nil {
+			first = res
+		} else if res.Revision != first.Revision {
+			t.Errorf("page at revision %d, the list's is %d", res.Revision, first.Revision)
+		}
+		out = append(out, keysOf(res.Items))
+		if res.Continue == "" {
+			return out, first
+		}
+		opts = storage.ListOptions{Continue: res.Continue, Limit: opts.Limit, Filter: opts.Filter}
+	}
+}
+
+// A resourceVersion="0" list comes from memory and pages as the etcd3 store's does: same keys, same
+// values, same page boundaries and remaining counts.
+func TestListFromCacheMatchesStore(t *testing.T) {
+	s := newEtcdStore(t, nil)
+	fillKeys(t, s, "a", "k1", "k2", "k3", "k4", "k5")
+	fillKeys(t, s, "b", "k1", "k2")
+	f := newFaultStore(s)
+	c := startCacher(t, f, "configmaps/", Config{})
+	rev := fillKeys(t, s, "a", "k0")
+	waitRevision(t, c, rev)
+	lists := f.lists.Load()
+
+	for _, tc := range []struct {
+		name   string
+		prefix string
+		limit  int64
+		filter storage.Filter
+	}{
+		{"all", "configmaps/", 0, nil},
+		{"namespace", "configmaps/a/", 0, nil},
+		{"pages", "configmaps/", 3, nil},
+		{"namespace pages", "configmaps/a", 2, nil},
+		{"filtered pages", "configmaps/", 2, func(kv storage.KeyValue) (bool, error) { return kv.Key != "configmaps/a/k2", nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, first := pages(t, c, tc.prefix, storage.ListOptions{ResourceVersion: "0", Limit: tc.limit, Filter: tc.filter})
+			want, wantFirst := pages(t, s, tc.prefix, storage.ListOptions{ResourceVersion: "0", Limit: tc.limit, Filter: tc.filter})
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("pages %v, the store's %v", got, want)
+			}
+			if first.Revision != rev {
+				t.Errorf("revision %d, want the cache's %d", first.Revision, rev)
+			}
+			if (first.RemainingItemCount == nil) != (wantFirst.RemainingItemCount == nil) ||
+				first.RemainingItemCount != nil && *first.RemainingItemCount != *wantFirst.RemainingItemCount {
+				t.Errorf("remaining %v, the store's %v", first.RemainingItemCount, wantFirst.RemainingItemCount)
+			}
+		})
+	}
+	if n := f.lists.Load() - lists; n != 0 {
+		t.Errorf("%d lists reached the store", n)
+	}
+
+	res, err := c.List(context.Background(), "configmaps/", storage.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := s.List(context.Background(), "configmaps/", storage.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, kv := range res.Items {
+		if want := stored.Items[i]; kv.Key != want.Key || string(kv.Value) != string(want.Value) || kv.ModRevision != want.ModRevision {
+			t.Errorf("item %d: %s@%d %s, the store's %s@%d %s", i, kv.Key, kv.ModRevision, kv.Value, want.Key, want.ModRevision, want.Value)
+		}
+	}
+}
+
+// The next page of a cached list is the state at the list's revision, whatever changed since.
+func TestListContinueIsConsistent(t *testing.T) {
+	s := newEtcdStore(t, nil)
+	fillKeys(t, s, "ns", "a", "b", "c", "d", "e")
+	f := newFaultStore(s)
+	c := startCacher(t, f, "configmaps/", Config{})
+	first, err := c.List(context.Background(), "configmaps/", storage.ListOptions{ResourceVersion: "0", Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keysOf(first.Items); !slices.Equal(got, []string{"configmaps/ns/a", "configmaps/ns/b"}) {
+		t.Fatalf("first page %v", got)
+	}
+	update(t, s, "configmaps/ns/c", object("ns", "c", "changed"))
+	remove(t, s, "configmaps/ns/d")
+	create(t, s, "configmaps/ns/bb", object("ns", "bb", "new"))
+	last := remove(t, s, "configmaps/ns/e")
+	waitRevision(t, c, last.ModRevision)
+
+	lists := f.lists.Load()
+	got, _ := pages(t, c, "configmaps/", storage.ListOptions{Continue: first.Continue, Limit: 2})
+	if want := "[[configmaps/ns/c configmaps/ns/d] [configmaps/ns/e]]"; fmt.Sprint(got) != want {
+		t.Errorf("the rest at the first page's revision: %v, want %s", got, want)
+	}
+	second, err := c.List(context.Background(), "configmaps/", storage.ListOptions{Continue: first.Continue, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(second.Items[0].Value) != string(object("ns", "c", "c")) || second.Revision != first.Revision {
+		t.Errorf("continued page at %d holds %s; want the value at %d", second.Revision, second.Items[0].Value, first.Revision)
+	}
+	if second.RemainingItemCount == nil || *second.RemainingItemCount != 1 {
+		t.Errorf("remaining %v, want 1", second.RemainingItemCount)
+	}
+	if n := f.lists.Load() - lists; n != 0 {
+		t.Errorf("%d lists reached the store", n)
+	}
+}
+
+// Past the window, the store reads the next page at the token's revision; if etcd compacted that
+// revision too, the answer is Expired with a token that goes on from the same key.
+func TestListContinueBeyondWindow(t *testing.T) {
+	srv := newIsolatedEtcd(t)
+	s := newEtcdStore(t, srv.ClientURLs())
+	fillKeys(t, s, "ns", "a", "b", "c", "d", "e")
+	f := newFaultStore(s)
+	c := startCacher(t, f, "configmaps/", Config{WindowSize: 2})
+	first, err := c.List(context.Background(), "configmaps/", storage.ListOptions{ResourceVersion: "0", Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remove(t, s, "configmaps/ns/c")
+	update(t, s, "configmaps/ns/d", object("ns", "d", "changed"))
+	last := create(t, s, "configmaps/ns/f", object("ns", "f", "f"))
+	waitRevision(t, c, last.ModRevision)
+
+	lists := f.lists.Load()
+	got, _ := pages(t, c, "configmaps/", storage.ListOptions{Continue: first.Continue, Limit: 2})
+	if want := "[[configmaps/ns/c configmaps/ns/d] [configmaps/ns/e]]"; fmt.Sprint(got) != want {
+		t.Errorf("the rest at the first page's revision: %v, want %s", got, want)
+	}
+	if f.lists.Load() == lists {
+		t.Error("the store was not asked for a page the window cannot answer")
+	}
+
+	if err := compact(testContext(t), srv.ClientURLs(), last.ModRevision); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.List(context.Background(), "configmaps/", storage.ListOptions{Continue: first.Continue, Limit: 2})
+	var se *storage.StorageError
+	if !storage.IsExpired(err) || !errors.As(err, &se) || se.Continue == "" {
+		t.Fatalf("continue at a compacted revision: %v, want Expired with a continue token", err)
+	}
+	got, _ = pages(t, c, "configmaps/", storage.ListOptions{Continue: se.Continue, Limit: 2})
+	if want := "[[configmaps/ns/d configmaps/ns/e] [configmaps/ns/f]]"; fmt.Sprint(got) != want {
+		t.Errorf("the rest from the Expired token: %v, want %s", got, want)
+	}
+}
+
+// What the cache cannot answer as the API asks goes to the store.
+func TestListPassesThrough(t *testing.T) {
+	s := newEtcdStore(t, nil)
+	fillKeys(t, s, "ns", "a", "b", "c")
+	f := newFaultStore(s)
+	c := startCacher(t, f, "configmaps/", Config{})
+	rev := c.Stats().Revision
+	for _, tc := range []struct {
+		name  string
+		opts  storage.ListOptions
+		store bool
+	}{
+		{"latest", storage.ListOptions{}, true},
+		{"any", storage.ListOptions{ResourceVersion: "0"}, false},
+		{"any not older", storage.ListOptions{ResourceVersion: "0", ResourceVersionMatch: storage.MatchNotOlderThan}, false},
+		{"not older than the cache", storage.ListOptions{ResourceVersion: strconv.FormatInt(rev, 10)}, false},
+		{"not older, paged", storage.ListOptions{ResourceVersion: strconv.FormatInt(rev, 10), ResourceVersionMatch: storage.MatchNotOlderThan, Limit: 1}, false},
+		{"newer than the cache", storage.ListOptions{ResourceVersion: strconv.FormatInt(rev+1, 10), ResourceVersionMatch: storage.MatchNotOlderThan}, true},
+		{"exact", storage.ListOptions{ResourceVersion: strconv.FormatInt(rev, 10), ResourceVersionMatch: storage.MatchExact}, true},
+		{"legacy exact", storage.ListOptions{ResourceVersion: strconv.FormatInt(rev, 10), Limit: 1}, true},
+	} {
+		lists := f.lists.Load()
+		if _, err := c.List(context.Background(), "configmaps/", tc.opts); err != nil && !storage.IsTooLargeResourceVersion(err) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if stored := f.lists.Load() != lists; stored != tc.store {
+			t.Errorf("%s: answered by the store %v, want %v", tc.name, stored, tc.store)
+		}
+	}
+
+	// The store's continue tokens go back to the store.
+	page, err := c.List(context.Background(), "configmaps/", storage.ListOptions{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := pages(t, c, "configmaps/", storage.ListOptions{Continue: page.Continue, Limit: 1})
+	if want := "[[configmaps/ns/b] [configmaps/ns/c]]"; fmt.Sprint(got) != want {
+		t.Errorf("pages after the store's token: %v, want %s", got, want)
+	}
+	// Another resource is the store's business.
+	lists := f.lists.Load()
+	if _, err := c.List(context.Background(), "secrets/", storage.ListOptions{ResourceVersion: "0"}); err != nil {
+		t.Fatal(err)
+	}
+	if f.lists.Load() == lists {
+		t.Error("a list of another resource did not reach the store")
+	}
+}
+
+func TestListInvalid(t *testing.T) {
+	s := newEtcdStore(t, nil)
+	fillKeys(t, s, "ns", "a", "b")
+	c := startCacher(t, s, "configmaps/", Config{})
+	page, err := c.List(context.Background(), "configmaps/", storage.ListOptions{ResourceVersion: "0", Limit: 1})
+	if err != nil || page.Continue == "" {
+		t.Fatalf("first page: %v, continue %q", err, page.Continue)
+	}
+	for _, tc := range []struct {
+		prefix string
+		opts   storage.ListOptions
+		code   storage.ErrorCode
+	}{
+		{"configmaps/", storage.ListOptions{Continue: page.Continue, ResourceVersion: "5"}, storage.Invalid},
+		{"configmaps/", storage.ListOptions{Continue: page.Continue, ResourceVersionMatch: storage.MatchNotOlderThan}, storage.Invalid},
+		{"configmaps/ns/", storage.ListOptions{Continue: page.Continue}, storage.InvalidContinue},
+		{"configmaps/", storage.ListOptions{Continue: "not a token"}, storage.InvalidContinue},
+		{"configmaps/", storage.ListOptions{ResourceVersion: "0", ResourceVersionMatch: storage.MatchExact}, storage.Invalid},
+	} {
+		if _, err := c.List(context.Background(), tc.prefix, tc.opts); storage.CodeOf(err) != tc.code {
+			t.Errorf("list %s %+v: %v, want %s", tc.prefix, tc.opts, err, tc.code)
+		}
+	}
+}
+
+// Get with resourceVersion "0" (or one the cache has reached) is answered from memory.
+func TestGet(t *testing.T) {
+	s := newEtcdStore(t, nil)
+	kv := create(t, s, "configmaps/ns/a", object("ns", "a", "a1"))
+	f := newFaultStore(s)
+	c := startCacher(t, f, "configmaps/", Config{})
+	for _, rv := range []string{"0", strconv.FormatInt(kv.ModRevision, 10)} {
+		got, err := c.Get(context.Background(), "configmaps/ns/a", storage.GetOptions{ResourceVersion: rv})
+		if err != nil || string(got.Value) != string(kv.Value) || got.ModRevision != kv.ModRevision {
+			t.Errorf("get rv %s: %+v, %v", rv, got, err)
+		}
+	}
+	if _, err := c.Get(context.Background(), "configmaps/ns/missing", storage.GetOptions{ResourceVersion: "0"}); !storage.IsNotFound(err) {
+		t.Errorf("get of a missing key: %v, want NotFound", err)
+	}
+	if n := f.gets.Load(); n != 0 {
+		t.Errorf("%d gets reached the store", n)
+	}
+	for _, rv := range []string{"", strconv.FormatInt(kv.ModRevision+100, 10)} {
+		gets := f.gets.Load()
+		_, err := c.Get(context.Background(), "configmaps/ns/a", storage.GetOptions{ResourceVersion: rv})
+		if err != nil && !storage.IsTooLargeResourceVersion(err) {
+			t.Errorf("get rv %q: %v", rv, err)
+		}
+		if f.gets.Load() == gets {
+			t.Errorf("get rv %q did not reach the store", rv)
+		}
+	}
+}
+
+// compact compacts etcd at endpoints to rev.
+func compact(ctx context.Context, endpoints []string, rev int64) error {
+	client, err := clientv3.New(clientv3.Config{Endpoints: endpoints})
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	_, err = client.Compact(ctx, rev)
+	return err
+}
+
+// A token from another server's cache that is ahead of this one: the store answers at the token's
+// revision, so the pages stay consistent.
+func TestListContinueFromCacheAhead(t *testing.T) {
+	s := newEtcdStore(t, nil)
+	fillKeys(t, s, "ns", "a", "b", "c")
+	ahead := startCacher(t, s, "configmaps/", Config{})
+	f := newFaultStore(s)
+	behind := startCacher(t, f, "configmaps/", Config{})
+	f.pause(true)
+	last := update(t, s, "configmaps/ns/c", object("ns", "c", "changed"))
+	waitRevision(t, ahead, last.ModRevision)
+	first, err := ahead.List(context.Background(), "configmaps/", storage.ListOptions{ResourceVersion: "0", Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remove(t, s, "configmaps/ns/c")
+
+	lists := f.lists.Load()
+	next, err := behind.List(context.Background(), "configmaps/", storage.ListOptions{Continue: first.Continue, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(next.Items) != 1 || string(next.Items[0].Value) != string(object("ns", "c", "changed")) || next.Revision != first.Revision {
+		t.Errorf("the next page from the cache behind: %v at %d; want c as it was at %d", keysOf(next.Items), next.Revision, first.Revision)
+	}
+	if f.lists.Load() == lists {
+		t.Error("the cache behind the token answered it from memory")
+	}
+}

@@ -1,0 +1,303 @@
+package cacher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// maxBatch bounds how many events of the underlying watch are applied under one lock and announced
+// with one wake-up.
+const maxBatch = 256
+
+// The pause before the cacher lists or watches again after a failure grows from minRetry to maxRetry.
+const (
+	minRetry = 100 * time.Millisecond
+	maxRetry = 5 * time.Second
+)
+
+// errWatchEnded says the underlying watch closed its channel without an Error event.
+var errWatchEnded = errors.New("the store ended the watch")
+
+// Run fills the cache with a list of the prefix and keeps it current with one watch of the store
+// until ctx ends; then every watch of the cacher ends, and Run returns nil once their goroutines have.
+//
+// When the underlying watch fails, Run watches again from the cache's revision, so that no watcher
+// notices; only when the store no longer has that revision (compacted) does it list again. Changes
+// the re-list finds are a gap in the history: watchers whose selection they concern get an Expired
+// error event, the others go on. Run returns an error only when the cacher has already run.
+func (c *Cacher) Run(ctx context.Context) error {
+	if !c.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("run the watch cache of %q: it has already run", c.prefix)
+	}
+	defer c.shutdown()
+	pause := minRetry
+	wait := func() {
+		timer := time.NewTimer(pause)
+		defer timer.Stop()
+		select {
+		case <-ctx.Done():
+		case <-timer.C:
+		}
+		pause = min(2*pause, maxRetry)
+	}
+	mustList := true
+	for ctx.Err() == nil {
+		if mustList {
+			if err := c.relist(ctx); err != nil {
+				if ctx.Err() == nil {
+					c.logger.Warn("listing the resource for the watch cache failed; trying again", "err", err, "in", pause)
+					wait()
+				}
+				continue
+			}
+			mustList = false
+		}
+		progressed, err := c.follow(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		if progressed {
+			pause = minRetry
+		}
+		switch {
+		case storage.IsExpired(err):
+			c.logger.Info("the store no longer has the watch cache's revision; listing again", "revision", c.revision(), "err", err)
+			mustList = true
+			if !progressed {
+				wait()
+			}
+		case storage.IsUnavailable(err), storage.IsTooSlow(err), errors.Is(err, errWatchEnded):
+			c.logger.Info("the watch cache's watch ended; watching again from its revision", "revision", c.revision(), "err", err, "in", pause)
+			wait()
+			// etcd restored from an older backup is behind the cache: only a list can tell what it holds.
+			if c.behind(ctx) {
+				mustList = true
+			}
+		default:
+			c.logger.Warn("the watch cache's watch failed; listing again", "revision", c.revision(), "err", err, "in", pause)
+			wait()
+			mustList = true
+		}
+	}
+	return nil
+}
+
+// behind reports whether etcd's revision is behind the cache's. A failure to tell is not: the watch
+// that follows will fail again if etcd is still away.
+func (c *Cacher) behind(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, maxRetry)
+	defer cancel()
+	current, err := c.store.CurrentRevision(ctx)
+	return err == nil && current < c.revision()
+}
+
+// shutdown ends every watcher and waits for their goroutines.
+func (c *Cacher) shutdown() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	close(c.stopped)
+	c.watchers.Wait()
+}
+
+func (c *Cacher) revision() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.rev
+}
+
+// relist reads the whole prefix and makes it the cache's state.
+func (c *Cacher) relist(ctx context.Context) error {
+	res, err := c.store.List(ctx, c.prefix, storage.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list %q: %w", c.prefix, err)
+	}
+	c.replace(res.Items, res.Revision)
+	return nil
+}
+
+// follow runs one watch of the store from the cache's revision and applies its events until it
+// fails or ctx ends. It reports whether any event arrived, and the error that ended the watch.
+func (c *Cacher) follow(ctx context.Context) (bool, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events, err := c.store.Watch(wctx, c.prefix, storage.WatchOptions{Revision: c.revision()})
+	if err != nil {
+		return false, err
+	}
+	ticker := time.NewTicker(c.cfg.BookmarkInterval)
+	defer ticker.Stop()
+	batch := make([]storage.Event, 0, maxBatch)
+	progressed := false
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return progressed, errWatchEnded
+			}
+			batch = append(batch[:0], ev)
+			// Take what else is waiting, so that a burst costs one lock and one wake-up per batch.
+		drain:
+			for len(batch) < maxBatch && ev.Type != storage.Error {
+				select {
+				case next, ok := <-events:
+					if !ok {
+						break drain
+					}
+					ev = next
+					batch = append(batch, ev)
+				default:
+					break drain
+				}
+			}
+			applied, err := c.apply(batch)
+			clear(batch)
+			progressed = progressed || applied > 0
+			if err != nil {
+				return progressed, err
+			}
+		case <-ticker.C:
+			c.tick()
+		case <-ctx.Done():
+			return progressed, ctx.Err()
+		}
+	}
+}
+
+// apply applies a batch of the store's events up to the first Error event, whose error it returns,
+// and wakes the watchers once. It returns how many events changed the cache.
+func (c *Cacher) apply(batch []storage.Event) (int, error) {
+	var failed error
+	applied := 0
+	c.update(func() bool {
+		for _, ev := range batch {
+			if ev.Type == storage.Error {
+				failed = ev.Err
+				if failed == nil {
+					failed = errWatchEnded
+				}
+				break
+			}
+			ch := c.applyOne(ev)
+			if ch == nil {
+				continue
+			}
+			c.window.push(ch)
+			c.rev = ev.Revision
+			applied++
+		}
+		return applied > 0
+	})
+	return applied, failed
+}
+
+// applyOne applies one event to the index and returns the change it makes; nil for an event the
+// cache already has or does not understand. The caller holds mu for writing.
+func (c *Cacher) applyOne(ev storage.Event) *change {
+	if ev.Revision < c.rev {
+		return nil
+	}
+	key := ev.Object.Key
+	switch ev.Type {
+	case storage.Added, storage.Modified:
+		kv := ev.Object
+		kv.ModRevision = ev.Revision
+		v := newVersion(kv)
+		return newChange(ev.Revision, key, v, c.index.put(v))
+	case storage.Deleted:
+		prev := c.index.delete(key)
+		if prev == nil {
+			// Not in the cache (it cannot happen while the watch follows the list): the event's last
+			// state still tells the watchers what went.
+			prev = newVersion(ev.Object)
+		}
+		return newChange(ev.Revision, key, nil, prev)
+	}
+	return nil
+}
+
+// tick makes a periodic bookmark due for every watcher.
+func (c *Cacher) tick() {
+	c.update(func() bool {
+		c.bookmarks++
+		return true
+	})
+}
+
+// replace makes a list at rev the cache's state. The first list starts the cache; a later one is
+// compared with the cache, and what changed meanwhile goes into the window as one gap.
+func (c *Cacher) replace(items []storage.KeyValue, rev int64) {
+	c.update(func() bool {
+		switch {
+		case !c.isReady():
+			versions := make([]*version, len(items))
+			for i, kv := range items {
+				versions[i] = newVersion(kv)
+			}
+			c.index.build(versions)
+			c.rev = rev
+			c.window.oldest = rev
+			close(c.ready)
+			c.logger.Debug("watch cache ready", "revision", rev, "objects", len(items))
+			return false
+		case rev < c.rev:
+			versions := make([]*version, len(items))
+			for i, kv := range items {
+				versions[i] = newVersion(kv)
+			}
+			c.index.build(versions)
+			c.window.push(&change{rev: c.rev, from: rev, reset: true})
+			c.window.restart(rev)
+			c.logger.Warn("the store's revision went back (was etcd restored from a backup?); every watch of the resource ends with Expired",
+				"from", c.rev, "to", rev)
+			c.rev = rev
+			return true
+		}
+		versions, gap := c.diff(items, rev)
+		c.index.build(versions)
+		if len(gap) > 0 {
+			c.window.push(&change{rev: rev, from: c.rev, gap: gap})
+			c.logger.Info("the re-list found changes the watch missed; watches they concern end with Expired",
+				"from", c.rev, "to", rev, "changes", len(gap))
+		}
+		c.rev = rev
+		return true
+	})
+}
+
+// diff compares a list at rev (sorted by key) with the index: it returns the versions of the list,
+// reusing the index's where the object did not change, and one change per key that did (a deleted
+// key's at rev). The caller holds mu.
+func (c *Cacher) diff(items []storage.KeyValue, rev int64) ([]*version, []*change) {
+	versions := make([]*version, 0, len(items))
+	var gap []*change
+	old := cursor{chunks: c.index.chunks}
+	for _, kv := range items {
+		for o := old.peek(); o != nil && o.kv.Key < kv.Key; o = old.peek() {
+			gap = append(gap, newChange(rev, o.kv.Key, nil, o))
+			old.next()
+		}
+		if o := old.peek(); o != nil && o.kv.Key == kv.Key {
+			old.next()
+			if o.kv.ModRevision == kv.ModRevision {
+				versions = append(versions, o)
+				continue
+			}
+			v := newVersion(kv)
+			versions = append(versions, v)
+			gap = append(gap, newChange(kv.ModRevision, kv.Key, v, o))
+			continue
+		}
+		v := newVersion(kv)
+		versions = append(versions, v)
+		gap = append(gap, newChange(kv.ModRevision, kv.Key, v, nil))
+	}
+	for o := old.next(); o != nil; o = old.next() {
+		gap = append(gap, newChange(rev, o.kv.Key, nil, o))
+	}
+	return versions, gap
+}
