@@ -63,10 +63,15 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if err != nil {
 		return nil, fmt.Errorf("building the rules of the API's kinds: %w", err)
 	}
+	caches, err := newWatchCaches(cfg.API, st.store, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
 	rest, err := handlers.New(handlers.Config{
 		API:               cfg.API,
 		Registry:          reg,
 		Store:             st.store,
+		Stores:            caches.byResource,
 		Logger:            cfg.Logger,
 		EventTTL:          o.Generic.EventTTL,
 		MinRequestTimeout: cfg.MinRequestTimeout,
@@ -85,7 +90,12 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		return nil, fmt.Errorf("creating the server: %w", err)
 	}
 	err = errors.Join(
+		caches.register(s.Registry(), st.store),
 		s.AddHealthChecks(healthz.NamedCheck("etcd", func(r *http.Request) error { return st.store.Healthy(r.Context()) })),
+		s.AddPostStartHook("start-watch-caches", func(ctx context.Context) error {
+			caches.start(ctx, cfg.Logger)
+			return nil
+		}),
 		s.AddPostStartHook("default-namespaces", rest.EnsureDefaultNamespaces),
 		s.AddPostStartHook("start-namespace-controller", func(ctx context.Context) error {
 			go rest.RunNamespaceController(ctx)
@@ -95,7 +105,10 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 			st.store.StartCompactor(ctx)
 			return nil
 		}),
-		s.AddPostShutdownHook("close-storage", st.close),
+		s.AddPostShutdownHook("close-storage", func(ctx context.Context) error {
+			caches.wait()
+			return st.close(ctx)
+		}),
 	)
 	if err != nil {
 		return nil, err

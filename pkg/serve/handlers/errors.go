@@ -37,7 +37,8 @@ func apiError(err error, gr schema.GroupResource, name string) error {
 	case storage.Conflict:
 		return apierrors.NewConflict(gr, name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	case storage.Expired:
-		e := apierrors.NewResourceExpired(se.Error())
+		// err's own message: the watch cache's is kube's "too old resource version: N (M)".
+		e := apierrors.NewResourceExpired(err.Error())
 		e.ErrStatus.ListMeta.Continue = se.Continue
 		return e
 	case storage.TooLargeResourceVersion:

@@ -23,6 +23,7 @@ import (
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve/request"
 	"github.com/apictl/apictl/pkg/storage"
+	"github.com/apictl/apictl/pkg/storage/cacher"
 )
 
 // Watch events as the API names them, beyond the store's.
@@ -76,84 +77,65 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-
-	filter := s.filter(opts.labels, opts.fields)
-	prefix := s.prefix(p.Namespace)
-	initial := opts.resourceVersion == "" || opts.resourceVersion == "0" || (opts.sendInitialEvents != nil && *opts.sendInitialEvents)
-	if opts.sendInitialEvents != nil && !*opts.sendInitialEvents {
-		initial = false
-	}
-	var from int64
-	var items []storage.KeyValue
-	if initial {
-		rv, match := opts.resourceVersion, storage.MatchUnset
-		if rv != "" && rv != "0" {
-			match = storage.MatchNotOlderThan
-		}
-		res, err := s.store.List(ctx, prefix, storage.ListOptions{ResourceVersion: rv, ResourceVersionMatch: match, Filter: filter})
-		if err != nil {
-			writeError(w, apiError(err, s.gr, name))
-			return
-		}
-		items, from = res.Items, res.Revision
-	} else if from, err = strconv.ParseInt(opts.resourceVersion, 10, 64); err != nil || from < 0 {
-		writeError(w, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q", opts.resourceVersion)))
+	source, ok := s.store.(eventSource)
+	if !ok {
+		writeError(w, apierrors.NewInternalError(fmt.Errorf("%s has no watch cache to watch", s.resourcePath())))
 		return
 	}
-	events, err := s.store.Watch(ctx, prefix, storage.WatchOptions{Revision: from, Filter: filter})
+	sendInitial := opts.sendInitialEvents != nil && *opts.sendInitialEvents
+	watcher, err := source.WatchEvents(ctx, s.prefix(p.Namespace), cacher.WatchOptions{
+		ResourceVersion:   opts.resourceVersion,
+		SendInitialEvents: sendInitial,
+		Filter:            s.filter(opts.labels, opts.fields),
+	})
 	if err != nil {
 		writeError(w, apiError(err, s.gr, name))
 		return
 	}
-
 	ew := newEventWriter(w, s, table)
-	for _, kv := range items {
-		if err := ew.object(string(storage.Added), kv); err != nil {
-			return
-		}
-	}
-	if opts.sendInitialEvents != nil && *opts.sendInitialEvents {
-		if err := ew.bookmark(from, true); err != nil {
-			return
-		}
-	}
-	ew.flush()
-
-	var bookmarks <-chan time.Time
-	if opts.allowBookmarks {
-		t := time.NewTicker(bookmarkInterval)
-		defer t.Stop()
-		bookmarks = t.C
-	}
-	last := from
+	// A bookmark shortly before the deadline lets a client resume from the newest revision.
+	beforeDeadline := time.NewTimer(max(timeout-2*time.Second, timeout/2))
+	defer beforeDeadline.Stop()
 	done := request.LongRunningDone(r.Context())
+	events := watcher.Events()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-done:
 			return
-		case <-bookmarks:
-			if ew.bookmark(last, false) != nil {
-				return
-			}
-			ew.flush()
+		case <-beforeDeadline.C:
+			watcher.RequestBookmark()
 		case ev, ok := <-events:
 			if !ok {
 				return
 			}
-			if ev.Type == storage.Error {
+			var err error
+			switch ev.Type {
+			case cacher.Bookmark:
+				if opts.allowBookmarks {
+					err = ew.bookmark(ev.Revision, ev.InitialEventsEnd)
+				}
+			case storage.Error:
 				_ = ew.status(watchErrorStatus(ev.Err))
 				ew.flush()
 				return
+			default:
+				err = ew.change(ev)
 			}
-			if ew.object(string(ev.Type), ev.Object) != nil {
+			if err != nil {
 				return
 			}
-			last = ev.Revision
-			ew.flush()
+			if len(events) == 0 {
+				ew.flush()
+			}
 		}
 	}
+}
+
+// eventSource is what a watch reads: the resource's watch cache.
+type eventSource interface {
+	WatchEvents(ctx context.Context, prefix string, opts cacher.WatchOptions) (*cacher.Watcher, error)
 }
 
 // pinName adds metadata.name=name for a watch of one object, refusing a selector that names another.
@@ -187,7 +169,6 @@ type eventWriter struct {
 	flusher http.Flusher
 	scope   *scope
 	table   *tables.Watch
-	buf     []byte
 }
 
 func newEventWriter(w http.ResponseWriter, s *scope, table *tables.Watch) *eventWriter {
@@ -200,23 +181,21 @@ func newEventWriter(w http.ResponseWriter, s *scope, table *tables.Watch) *event
 	return ew
 }
 
-func (e *eventWriter) object(eventType string, kv storage.KeyValue) error {
+// change writes an object's event: the cache's shared wire line for plain JSON, encoded once for every
+// watcher of the change, or a one-row table.
+func (e *eventWriter) change(ev *cacher.Event) error {
 	if e.table != nil {
-		obj, err := e.scope.decodeStored(kv)
+		obj, err := e.scope.decodeStored(ev.KeyValue())
 		if err != nil {
 			return err
 		}
-		return e.asTable(eventType, obj)
+		return e.asTable(string(ev.Type), obj)
 	}
-	e.buf = append(e.buf[:0], `{"type":"`...)
-	e.buf = append(e.buf, eventType...)
-	e.buf = append(e.buf, `","object":`...)
-	var err error
-	if e.buf, err = storage.WithResourceVersion(e.buf, kv.Value, kv.ModRevision); err != nil {
+	line, err := ev.WireJSON()
+	if err != nil {
 		return err
 	}
-	e.buf = append(e.buf, "}\n"...)
-	_, err = e.out.Write(e.buf)
+	_, err = e.out.Write(line)
 	return err
 }
 

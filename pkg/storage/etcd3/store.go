@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
@@ -87,7 +88,14 @@ type Store struct {
 	closed  bool
 	cancels []context.CancelFunc
 	wg      sync.WaitGroup
+
+	// activeWatches counts the etcd watches open now: with watch caches, one per resource however many
+	// clients watch.
+	activeWatches atomic.Int64
 }
+
+// ActiveWatches returns how many etcd watches the store has open.
+func (s *Store) ActiveWatches() int64 { return s.activeWatches.Load() }
 
 var _ storage.Store = (*Store)(nil)
 

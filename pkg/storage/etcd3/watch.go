@@ -52,6 +52,7 @@ func (s *Store) Watch(ctx context.Context, prefix string, opts storage.WatchOpti
 		store:   s,
 		updates: s.watcher.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithPrevKV(), clientv3.WithRev(start+1)),
 	}
+	s.activeWatches.Add(1)
 	go w.run()
 	return w.out, nil
 }
@@ -70,6 +71,7 @@ type watch struct {
 }
 
 func (w *watch) run() {
+	defer w.store.activeWatches.Add(-1)
 	defer close(w.out)
 	defer w.cancel()
 	for resp := range w.updates {

@@ -1,0 +1,99 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/storage"
+	"github.com/apictl/apictl/pkg/storage/cacher"
+	"github.com/apictl/apictl/pkg/storage/etcd3"
+)
+
+// watchCaches are one cacher per resource: each holds the resource's objects and recent changes, fed
+// by one etcd watch, and serves every watch of the resource and its resourceVersion=0 reads.
+type watchCaches struct {
+	byResource map[schema.GroupResource]storage.Store
+	all        []*cacher.Cacher
+	running    sync.WaitGroup
+}
+
+func newWatchCaches(api *routes.API, store storage.Store, log *slog.Logger) (*watchCaches, error) {
+	w := &watchCaches{byResource: map[schema.GroupResource]storage.Store{}}
+	for _, g := range api.Groups() {
+		for _, v := range g.Versions {
+			for _, r := range v.Resources {
+				gr := schema.GroupResource{Group: g.Name, Resource: r.Plural}
+				if _, done := w.byResource[gr]; done {
+					continue // one cache per resource, whatever its versions
+				}
+				c, err := cacher.New(store, storage.ResourcePrefix(g.Name, r.Plural, ""),
+					cacher.Config{Logger: log.With("component", "watch-cache", "resource", gr.String())})
+				if err != nil {
+					return nil, fmt.Errorf("creating the watch cache of %s: %w", gr, err)
+				}
+				w.byResource[gr] = c
+				w.all = append(w.all, c)
+			}
+		}
+	}
+	return w, nil
+}
+
+// start runs every cache until ctx ends.
+func (w *watchCaches) start(ctx context.Context, log *slog.Logger) {
+	for _, c := range w.all {
+		w.running.Add(1)
+		go func() {
+			defer w.running.Done()
+			if err := c.Run(ctx); err != nil && ctx.Err() == nil {
+				log.Error("a watch cache stopped", "prefix", c.Prefix(), "err", err)
+			}
+		}()
+	}
+}
+
+// wait returns once every cache has stopped, so that storage closes after them.
+func (w *watchCaches) wait() { w.running.Wait() }
+
+// register exports what the caches and the store do, so that a dashboard shows watchers per resource
+// and the etcd watches under them.
+func (w *watchCaches) register(reg prometheus.Registerer, store *etcd3.Store) error {
+	etcdWatches := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "apiserver_storage_etcd_watches",
+		Help: "Number of watches the server holds open on etcd: one per watch cache, whatever the number of clients.",
+	}, func() float64 { return float64(store.ActiveWatches()) })
+	if err := reg.Register(cacheCollector{caches: w,
+		watchers: prometheus.NewDesc("apiserver_registered_watchers", "Number of currently registered watchers for a given resource.",
+			[]string{"group", "resource"}, nil),
+		objects: prometheus.NewDesc("apiserver_watch_cache_objects", "Number of objects in the watch cache of a resource.",
+			[]string{"group", "resource"}, nil),
+	}); err != nil {
+		return err
+	}
+	return reg.Register(etcdWatches)
+}
+
+// cacheCollector reads the caches' stats when /metrics is scraped.
+type cacheCollector struct {
+	caches            *watchCaches
+	watchers, objects *prometheus.Desc
+}
+
+func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.watchers
+	ch <- c.objects
+}
+
+func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
+	for gr, s := range c.caches.byResource {
+		stats := s.(*cacher.Cacher).Stats()
+		ch <- prometheus.MustNewConstMetric(c.watchers, prometheus.GaugeValue, float64(stats.Watchers), gr.Group, gr.Resource)
+		ch <- prometheus.MustNewConstMetric(c.objects, prometheus.GaugeValue, float64(stats.Objects), gr.Group, gr.Resource)
+	}
+}
