@@ -56,9 +56,19 @@ func TestCORS(t *testing.T) {
 }
 
 func TestTimeoutAfterTheResponseStarted(t *testing.T) {
+	// A handler that began its response finishes it within the grace...
 	h := WithTimeout(50 * time.Millisecond)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		time.Sleep(100 * time.Millisecond)
+		_, _ = io.WriteString(w, "finished")
+	}))
+	if w := serve(h, httptest.NewRequest("GET", "/slow", nil)); w.Code != 503 || w.Body.String() != "finished" {
+		t.Errorf("a started response was cut: %d %q", w.Code, w.Body)
+	}
+	// ...and is cut off after it.
+	h = WithTimeout(50 * time.Millisecond)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "partial")
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(startedResponseGrace + 500*time.Millisecond)
 	}))
 	defer func() {
 		if v := recover(); v != http.ErrAbortHandler {

@@ -57,14 +57,28 @@ func WithTimeout(requestTimeout time.Duration) func(http.Handler) http.Handler {
 					panic(panicked) // to the recovery filter, on the request's goroutine
 				}
 			case <-ctx.Done():
-				if !tw.timeout() {
-					// The handler already started its response; a Status can no longer follow it.
+				if tw.timeout() {
+					return
+				}
+				// The handler started its response, most often an error for this very deadline, which
+				// its storage calls share. Let it finish for a moment; a response still unfinished
+				// then is cut off, since a Status can no longer follow it.
+				select {
+				case <-done:
+					if panicked != nil {
+						panic(panicked)
+					}
+				case <-time.After(startedResponseGrace):
 					panic(http.ErrAbortHandler)
 				}
 			}
 		})
 	}
 }
+
+// startedResponseGrace is how long a handler that began its response before the deadline may take to
+// finish it.
+const startedResponseGrace = time.Second
 
 // timeoutStatus is kube's 504 body. Kube encodes it without kind and apiVersion; we keep them, as
 // every other Status has them and clients ignore neither.
@@ -135,15 +149,15 @@ func (tw *timeoutWriter) Flush() {
 	}
 }
 
-// timeout marks the writer timed out and sends the 504 if the handler has not started its response.
-// It reports whether the 504 was sent.
+// timeout sends the 504 and refuses the handler's later writes, unless the handler has already started
+// its response, which it is then left to finish. It reports whether the 504 was sent.
 func (tw *timeoutWriter) timeout() bool {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
-	tw.timedOut = true
 	if tw.wroteHeader {
 		return false
 	}
+	tw.timedOut = true
 	tw.wroteHeader = true
 	status.Write(tw.w, timeoutStatus())
 	return true

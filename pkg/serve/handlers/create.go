@@ -22,33 +22,22 @@ const maxNameGenerations = 8
 
 // create answers POST: decode, settle name and namespace, apply the kind's rules, store, 201.
 func (s *scope) create(w http.ResponseWriter, r *http.Request, p routes.Params) {
-	out, err := negotiateOutput(r.Header.Get("Accept"), false)
+	req, ok := s.readWrite(w, r, "CreateOptions", "")
+	if !ok {
+		return
+	}
+	obj, warnings, err := s.decodeObject(req.body, req.bodyFormat, req.opts.fieldValidation)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	opts, err := parseWriteOptions(r.URL.Query(), "CreateOptions")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	body, bodyFormat, err := readBody(r)
-	if err != nil {
-		writeError(w, apiError(err, s.gr, ""))
-		return
-	}
-	obj, warnings, err := s.decodeObject(body, bodyFormat, opts.fieldValidation)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	kv, err := s.createObject(r, obj, p.Namespace, opts)
+	body, err := s.createObject(r, obj, p.Namespace, req.opts)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	addWarnings(w, warnings)
-	writeJSON(w, r, http.StatusCreated, out.format, kv)
+	writeJSON(w, r, http.StatusCreated, req.out.format, body)
 }
 
 // createObject creates obj, settled in namespace, and returns the response body. PUT uses it too for

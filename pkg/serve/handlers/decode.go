@@ -150,3 +150,33 @@ func addWarnings(w http.ResponseWriter, msgs []string) {
 		w.Header().Add("Warning", fmt.Sprintf("299 - %q", m))
 	}
 }
+
+// write is what every create and update reads before anything else: the response's format, the
+// options, and the body.
+type write struct {
+	out        output
+	opts       *writeOptions
+	body       []byte
+	bodyFormat outputFormat
+}
+
+// readWrite reads a write request; on a problem it answers with the error and returns false.
+// optionsKind names the options in errors: CreateOptions or UpdateOptions.
+func (s *scope) readWrite(w http.ResponseWriter, r *http.Request, optionsKind, name string) (*write, bool) {
+	out, err := negotiateOutput(r.Header.Get("Accept"), false)
+	if err != nil {
+		writeError(w, err)
+		return nil, false
+	}
+	opts, err := parseWriteOptions(r.URL.Query(), optionsKind)
+	if err != nil {
+		writeError(w, err)
+		return nil, false
+	}
+	body, format, err := readBody(r)
+	if err != nil {
+		writeError(w, apiError(err, s.gr, name))
+		return nil, false
+	}
+	return &write{out: out, opts: opts, body: body, bodyFormat: format}, true
+}

@@ -20,17 +20,12 @@ func (s *scope) get(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		s.getScale(w, r, p)
 		return
 	}
-	out, err := negotiateOutput(r.Header.Get("Accept"), s.table != nil)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	kv, err := s.store.Get(r.Context(), s.key(p.Namespace, p.Name), storage.GetOptions{ResourceVersion: r.URL.Query().Get("resourceVersion")})
-	if err != nil {
-		writeError(w, apiError(err, s.gr, p.Name))
+	out, kv, ok := s.getStored(w, r, p, s.table != nil)
+	if !ok {
 		return
 	}
 	var body []byte
+	var err error
 	if out.format == formatTable {
 		body, err = s.tableOf(r, out, []storage.KeyValue{kv}, nil)
 	} else {
@@ -41,6 +36,22 @@ func (s *scope) get(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		return
 	}
 	writeJSON(w, r, http.StatusOK, out.format, body)
+}
+
+// getStored negotiates a GET's response and reads the object; on a problem it answers with the error
+// and returns false.
+func (s *scope) getStored(w http.ResponseWriter, r *http.Request, p routes.Params, tables bool) (output, storage.KeyValue, bool) {
+	out, err := negotiateOutput(r.Header.Get("Accept"), tables)
+	if err != nil {
+		writeError(w, err)
+		return out, storage.KeyValue{}, false
+	}
+	kv, err := s.store.Get(r.Context(), s.key(p.Namespace, p.Name), storage.GetOptions{ResourceVersion: r.URL.Query().Get("resourceVersion")})
+	if err != nil {
+		writeError(w, apiError(err, s.gr, p.Name))
+		return out, kv, false
+	}
+	return out, kv, true
 }
 
 // bufferPool holds the buffers lists are assembled in, so a list of a thousand objects does not

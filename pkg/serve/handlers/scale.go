@@ -29,14 +29,8 @@ func (s *scope) storedCustom(kv storage.KeyValue) (*unstructured.Unstructured, e
 }
 
 func (s *scope) getScale(w http.ResponseWriter, r *http.Request, p routes.Params) {
-	out, err := negotiateOutput(r.Header.Get("Accept"), false)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	kv, err := s.store.Get(r.Context(), s.key(p.Namespace, p.Name), storage.GetOptions{ResourceVersion: r.URL.Query().Get("resourceVersion")})
-	if err != nil {
-		writeError(w, apiError(err, s.gr, p.Name))
+	out, kv, ok := s.getStored(w, r, p, false)
+	if !ok {
 		return
 	}
 	obj, err := s.storedCustom(kv)
@@ -51,36 +45,26 @@ func (s *scope) getScale(w http.ResponseWriter, r *http.Request, p routes.Params
 }
 
 func (s *scope) updateScale(w http.ResponseWriter, r *http.Request, p routes.Params) {
-	out, err := negotiateOutput(r.Header.Get("Accept"), false)
+	req, ok := s.readWrite(w, r, "UpdateOptions", p.Name)
+	if !ok {
+		return
+	}
+	if req.bodyFormat == formatProtobuf {
+		writeError(w, unsupportedMediaType(mediaJSON, mediaYAML))
+		return
+	}
+	scale, warnings, err := s.decodeScale(req.body, req.opts.fieldValidation)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	opts, err := parseWriteOptions(r.URL.Query(), "UpdateOptions")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	body, format, err := readBody(r)
-	if err == nil && format == formatProtobuf {
-		err = unsupportedMediaType(mediaJSON, mediaYAML)
-	}
-	if err != nil {
-		writeError(w, apiError(err, s.gr, p.Name))
-		return
-	}
-	scale, warnings, err := s.decodeScale(body, opts.fieldValidation)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	result, err := s.applyScale(r, p, opts, func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return scale, nil })
+	result, err := s.applyScale(r, p, req.opts, func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return scale, nil })
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	addWarnings(w, warnings)
-	s.writeScale(w, r, out, http.StatusOK, result)
+	s.writeScale(w, r, req.out, http.StatusOK, result)
 }
 
 // decodeScale reads an autoscaling/v1 Scale, with fieldValidation for unknown fields.

@@ -23,33 +23,22 @@ func (s *scope) update(w http.ResponseWriter, r *http.Request, p routes.Params) 
 		s.updateScale(w, r, p)
 		return
 	}
-	out, err := negotiateOutput(r.Header.Get("Accept"), false)
+	req, ok := s.readWrite(w, r, "UpdateOptions", p.Name)
+	if !ok {
+		return
+	}
+	obj, warnings, err := s.decodeObject(req.body, req.bodyFormat, req.opts.fieldValidation)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	opts, err := parseWriteOptions(r.URL.Query(), "UpdateOptions")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	body, bodyFormat, err := readBody(r)
-	if err != nil {
-		writeError(w, apiError(err, s.gr, p.Name))
-		return
-	}
-	obj, warnings, err := s.decodeObject(body, bodyFormat, opts.fieldValidation)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	body, code, err := s.updateObject(r, obj, p, opts)
+	body, code, err := s.updateObject(r, obj, p, req.opts)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	addWarnings(w, warnings)
-	writeJSON(w, r, code, out.format, body)
+	writeJSON(w, r, code, req.out.format, body)
 }
 
 // updateObject replaces the stored object with obj under the route's rules and returns the response
