@@ -1,0 +1,14 @@
+// Package bench holds the entry point of the benchmark harness (pkg/bench). TestHarness builds apictl,
+// the etcd helper (bench/internal/benchetcd) and the runner (bench/internal/benchrun) without -race,
+// lets the runner measure `apictl serve` against etcd, and prints the report.
+//
+//	go test ./bench -run TestHarness -v                       # short run: 0.3s per measurement
+//	BENCH_FULL=1 go test ./bench -run TestHarness -v -count=1 # full run: 5s per measurement
+//	BENCH_DURATION=10s go test ./bench -run TestHarness -v    # any length
+//	BENCH_JSON=/tmp/report.json go test ./bench -run TestHarness -v   # also write the report as JSON
+//	BENCH_GUARD=1 go test ./bench -run TestHarness -v         # fail below half of issue 8's ratios
+//
+// A run is short unless BENCH_FULL=1, so that every `go test ./...` stays quick; -short keeps it short
+// whatever the environment, and BENCH_DURATION wins over both. A relative BENCH_JSON is relative to
+// this directory. Failed requests always fail the test; ratios fail it only with BENCH_GUARD=1.
+package bench

@@ -1,0 +1,183 @@
+package bench_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apictl/apictl/cmd/apictl/app"
+	"github.com/apictl/apictl/pkg/bench"
+)
+
+// The harness runs binaries built from source, which go test's cache cannot see; depending on the
+// command package makes the cache key change whenever apictl's code does.
+var _ = app.Main
+
+// Environment variables that steer a run (see doc.go).
+const (
+	envDuration = "BENCH_DURATION"
+	envFull     = "BENCH_FULL"
+	envJSON     = "BENCH_JSON"
+	envGuard    = "BENCH_GUARD"
+)
+
+// settings are what the environment asks of a run.
+type settings struct {
+	short    bool
+	duration time.Duration
+	jsonPath string
+	guard    bool
+}
+
+func readSettings(short bool, getenv func(string) string) (settings, error) {
+	// Short unless asked for a full run: the harness sits in every `go test ./...`, which must stay quick.
+	s := settings{
+		short:    short || !isTrue(getenv(envFull)),
+		jsonPath: getenv(envJSON),
+		guard:    isTrue(getenv(envGuard)),
+	}
+	s.duration = bench.DefaultDuration
+	if s.short {
+		s.duration = bench.ShortDuration
+	}
+	if v := getenv(envDuration); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return s, fmt.Errorf("%s=%q: want a positive duration such as 5s or 300ms", envDuration, v)
+		}
+		s.duration = d
+	}
+	return s, nil
+}
+
+func isTrue(v string) bool {
+	b, err := strconv.ParseBool(v)
+	return err == nil && b
+}
+
+func TestHarness(t *testing.T) {
+	s, err := readSettings(testing.Short(), os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "report.json")
+	args := []string{
+		"-apictl", build(ctx, t, dir, "apictl", "github.com/apictl/apictl/cmd/apictl"),
+		"-etcd", build(ctx, t, dir, "benchetcd", "github.com/apictl/apictl/bench/internal/benchetcd"),
+		"-duration", s.duration.String(),
+		"-work-dir", dir,
+		"-json", jsonPath,
+	}
+	if s.short {
+		args = append(args, "-short", "-settle", "200ms")
+	}
+	// The run happens in a binary of its own, built without -race whatever this test has (see
+	// bench/internal/benchrun); its progress goes to the test's output as it comes.
+	runner := exec.CommandContext(ctx, build(ctx, t, dir, "benchrun", "github.com/apictl/apictl/bench/internal/benchrun"), args...)
+	runner.Stdout, runner.Stderr = t.Output(), t.Output()
+	runner.SysProcAttr = runnerSysProcAttr()
+	// benchrun stops its server and etcd on SIGTERM; a kill would leave them to their own
+	// parent-death signal.
+	runner.Cancel = func() error { return runner.Process.Signal(syscall.SIGTERM) }
+	runner.WaitDelay = time.Minute
+	if err := runner.Run(); err != nil {
+		t.Fatalf("running the harness: %v", err)
+	}
+	report := readReport(t, jsonPath)
+	if err := report.WriteText(t.Output()); err != nil {
+		t.Fatal(err)
+	}
+	if s.jsonPath != "" {
+		writeJSON(t, report, s.jsonPath)
+	}
+	if err := report.Check(s.guard); err != nil {
+		t.Error(err)
+	}
+}
+
+// build compiles pkg into dir, without -race whatever the test binary has: the server, etcd and the
+// load generator must run at their real speed.
+func build(ctx context.Context, t *testing.T, dir, name, pkg string) string {
+	t.Helper()
+	out := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", pkg, err, b)
+	}
+	return out
+}
+
+func readReport(t *testing.T, path string) *bench.Report {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r bench.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("reading the report: %v", err)
+	}
+	return &r
+}
+
+func writeJSON(t *testing.T, report *bench.Report, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteJSON(f); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadSettings(t *testing.T) {
+	tests := []struct {
+		name    string
+		short   bool
+		env     map[string]string
+		want    settings
+		wantErr string
+	}{
+		{name: "short by default", want: settings{short: true, duration: 300 * time.Millisecond}},
+		{name: "BENCH_FULL", env: map[string]string{"BENCH_FULL": "1"}, want: settings{duration: 5 * time.Second}},
+		{name: "-short wins over BENCH_FULL", short: true, env: map[string]string{"BENCH_FULL": "1"}, want: settings{short: true, duration: 300 * time.Millisecond}},
+		{name: "duration wins over short", env: map[string]string{"BENCH_DURATION": "2s"}, want: settings{short: true, duration: 2 * time.Second}},
+		{name: "guard and JSON", env: map[string]string{"BENCH_FULL": "true", "BENCH_GUARD": "1", "BENCH_JSON": "/tmp/r.json"},
+			want: settings{duration: 5 * time.Second, guard: true, jsonPath: "/tmp/r.json"}},
+		{name: "bad duration", env: map[string]string{"BENCH_DURATION": "5"}, wantErr: `BENCH_DURATION="5": want a positive duration such as 5s or 300ms`},
+		{name: "negative duration", env: map[string]string{"BENCH_DURATION": "-1s"}, wantErr: "want a positive duration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := readSettings(tt.short, func(k string) string { return tt.env[k] })
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}

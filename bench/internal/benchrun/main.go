@@ -1,0 +1,90 @@
+// Command benchrun runs the benchmark harness (pkg/bench) and writes its report as JSON. TestHarness
+// builds and runs it rather than calling bench.Run itself, so that the load generator never runs
+// under the test binary's -race instrumentation (CI tests with -race), which would slow the etcd
+// side's clientv3 decoding several times over and distort every ratio.
+//
+//	benchrun -apictl ./apictl -etcd ./benchetcd -duration 5s -json report.json
+//
+// Progress goes to stderr. It exits 1 when the run cannot be completed or leaves goroutines behind;
+// judging the numbers is the caller's job (bench.Report.Check).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/apictl/apictl/pkg/bench"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "benchrun:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("benchrun", flag.ContinueOnError)
+	var cfg bench.Config
+	var jsonPath string
+	fs.StringVar(&cfg.Apictl, "apictl", "", "the apictl binary to measure")
+	fs.StringVar(&cfg.Etcd, "etcd", "", "the etcd program (bench/internal/benchetcd)")
+	fs.DurationVar(&cfg.Duration, "duration", bench.DefaultDuration, "recorded length of each measurement")
+	fs.DurationVar(&cfg.Settle, "settle", bench.DefaultSettle, "idle time before each memory reading")
+	fs.BoolVar(&cfg.Short, "short", false, "mark the report as a short run")
+	fs.StringVar(&cfg.WorkDir, "work-dir", "", "where to make the run's temporary directory (default the system's)")
+	fs.StringVar(&jsonPath, "json", "", "file to write the report to, as JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if jsonPath == "" {
+		return errors.New("-json is required")
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	goroutines := runtime.NumGoroutine()
+	report, err := bench.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if err := writeReport(jsonPath, report); err != nil {
+		return err
+	}
+	return checkGoroutines(goroutines)
+}
+
+func writeReport(path string, report *bench.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if err := errors.Join(report.WriteJSON(f), f.Close()); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
+}
+
+// checkGoroutines fails if more goroutines than before the run remain once connections that are
+// closing have had a few seconds to finish: Run must stop everything it started.
+func checkGoroutines(before int) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			return fmt.Errorf("%d goroutines left after the run, %d before:\n%s", runtime.NumGoroutine(), before, buf)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// Config says what to run and for how long. Zero values take the defaults named on each field.
+type Config struct {
+	// Apictl is the apictl binary under test. Required.
+	Apictl string
+	// Etcd is a program that runs one etcd member: invoked as `Etcd -dir D -url-file F`, it writes
+	// the member's client URL to F once etcd serves requests and stops on SIGTERM. The repository's
+	// is bench/internal/benchetcd. Required.
+	Etcd string
+
+	// Duration is each measurement's recorded part (default 5s); Warmup runs before it unrecorded
+	// (default Duration/5, at most 1s).
+	Duration time.Duration
+	Warmup   time.Duration
+	// Concurrency lists the numbers of concurrent clients to measure with (default 8 and 32).
+	Concurrency []int
+	// ListObjects is how many objects LIST returns and etcd's range reads (default 1,000).
+	ListObjects int
+	// MemoryObjects is how many objects the loaded memory measurement stores (default 12,000).
+	MemoryObjects int
+	// StartupRuns is how many fresh starts the start-up time is the median of (default 3).
+	StartupRuns int
+	// Settle is how long the server idles before its memory is read (default 1s).
+	Settle time.Duration
+	// Short marks a short run in the report; it changes nothing else.
+	Short bool
+
+	// WorkDir is where the run's temporary directory is made (default os.TempDir()). Everything the
+	// run writes goes there and is removed at the end.
+	WorkDir string
+	// Logger receives progress messages. Nil discards them.
+	Logger *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	DefaultDuration      = 5 * time.Second
+	DefaultListObjects   = 1000
+	DefaultMemoryObjects = 12000
+	DefaultStartupRuns   = 3
+	DefaultSettle        = time.Second
+	// ShortDuration is the measurement length of a short run (CI): long enough for hundreds of
+	// requests per measurement, short enough for the whole run to take well under a minute.
+	ShortDuration = 300 * time.Millisecond
+)
+
+// DefaultConcurrency is issue 8's pair of client counts.
+func DefaultConcurrency() []int { return []int{8, 32} }
+
+// complete fills in defaults and checks what cannot be defaulted.
+func (c Config) complete() (Config, error) {
+	var errs []error
+	if c.Apictl == "" {
+		errs = append(errs, errors.New("no apictl binary given"))
+	}
+	if c.Etcd == "" {
+		errs = append(errs, errors.New("no etcd program given"))
+	}
+	if c.Duration <= 0 {
+		c.Duration = DefaultDuration
+	}
+	if c.Warmup <= 0 {
+		c.Warmup = min(c.Duration/5, time.Second)
+	}
+	if len(c.Concurrency) == 0 {
+		c.Concurrency = DefaultConcurrency()
+	}
+	for _, n := range c.Concurrency {
+		if n < 1 {
+			errs = append(errs, fmt.Errorf("concurrency %d: want at least 1", n))
+		}
+	}
+	if c.ListObjects <= 0 {
+		c.ListObjects = DefaultListObjects
+	}
+	if c.MemoryObjects <= 0 {
+		c.MemoryObjects = DefaultMemoryObjects
+	}
+	if c.StartupRuns <= 0 {
+		c.StartupRuns = DefaultStartupRuns
+	}
+	if c.Settle <= 0 {
+		c.Settle = DefaultSettle
+	}
+	if c.WorkDir == "" {
+		c.WorkDir = os.TempDir()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, fmt.Errorf("benchmark configuration: %w", err)
+	}
+	return c, nil
+}
+
+// maxConcurrency is the largest number of workers any measurement uses.
+func (c Config) maxConcurrency() int {
+	m := 0
+	for _, n := range c.Concurrency {
+		m = max(m, n)
+	}
+	return m
+}

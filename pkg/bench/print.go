@@ -1,0 +1,152 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apictl/apictl/pkg/output"
+)
+
+// WriteText prints the report as aligned tables under a description of the machine and the set-up,
+// ready to paste into a note.
+func (r *Report) WriteText(w io.Writer) error {
+	e := r.Environment
+	mode := "full"
+	if e.Short {
+		mode = "short"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "apictl serve vs etcd: %s %s/%s, GOMAXPROCS %d, %d CPUs (%s)\n", e.GoVersion, e.OS, e.Arch, e.GOMAXPROCS, e.NumCPU, e.CPUModel)
+	fmt.Fprintf(&b, "%s run: each measurement %s after a %s warm-up\n", mode, e.Duration, e.Warmup)
+	fmt.Fprintf(&b, "etcd: %s\nclients: %s\n\n", e.Etcd, e.Client)
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	for i, t := range []output.Table{r.etcdTable(), r.serverTable(), r.startupTable()} {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := output.WriteTable(w, t, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteJSON prints the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error { return output.WriteJSON(w, r) }
+
+func (r *Report) etcdTable() output.Table {
+	t := output.Table{
+		Title:  "etcd directly (clientv3, one client)",
+		Header: []string{"OPERATION", "CONC", "OPS/S", "P50", "P99", "FAILED"},
+	}
+	for _, res := range r.Results {
+		if res.Via != ViaEtcd {
+			continue
+		}
+		t.Rows = append(t.Rows, []string{string(res.Operation), strconv.Itoa(res.Concurrency),
+			formatRate(res.PerSecond), formatLatency(res.P50), formatLatency(res.P99), strconv.Itoa(res.Failed)})
+	}
+	return t
+}
+
+func (r *Report) serverTable() output.Table {
+	t := output.Table{
+		Title: "apictl serve (allocations: the server process's, per request)",
+		Header: []string{"OPERATION", "VIA", "CONC", "REQ/S", "P50", "P99", "ALLOCS/REQ", "FAILED",
+			"VS ETCD", "ETCD OPS/S", "RATIO", "TARGET", "VERDICT"},
+	}
+	type key struct {
+		op  Operation
+		via Via
+		c   int
+	}
+	ratios := make(map[key]Ratio, len(r.Ratios))
+	for _, ra := range r.Ratios {
+		ratios[key{ra.Operation, ra.Via, ra.Concurrency}] = ra
+	}
+	for _, res := range r.Results {
+		if res.Via == ViaEtcd {
+			continue
+		}
+		allocs := "-"
+		if res.AllocsPerRequest != nil {
+			allocs = strconv.FormatFloat(*res.AllocsPerRequest, 'f', 0, 64)
+		}
+		row := []string{string(res.Operation), string(res.Via), strconv.Itoa(res.Concurrency),
+			formatRate(res.PerSecond), formatLatency(res.P50), formatLatency(res.P99), allocs, strconv.Itoa(res.Failed)}
+		if ra, ok := ratios[key{res.Operation, res.Via, res.Concurrency}]; ok {
+			row = append(row, string(ra.Against), formatRate(ra.Etcd), fmt.Sprintf("%.2f×", ra.Value),
+				fmt.Sprintf("≥ %.2f×", ra.Ratio), ra.Verdict())
+		} else {
+			row = append(row, "-", "-", "-", "-", "-")
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func (r *Report) startupTable() output.Table {
+	s, m := r.Startup, r.Memory
+	runs := make([]string, len(s.Runs))
+	for i, d := range s.Runs {
+		runs[i] = formatLatency(d)
+	}
+	return output.Table{
+		Title:  "apictl serve on its embedded etcd (fsync on), as users run it",
+		Header: []string{"MEASURE", "VALUE", "TARGET", "VERDICT"},
+		Rows: [][]string{
+			{fmt.Sprintf("ready after start, median of %d (%s)", len(s.Runs), strings.Join(runs, ", ")),
+				formatLatency(s.Median), "≤ " + formatLatency(s.Target), atMost(int64(s.Median), int64(s.Target))},
+			{"resident memory idle (VmRSS)", formatBytes(m.IdleRSS), "≤ " + formatBytes(m.IdleTarget), atMost(m.IdleRSS, m.IdleTarget)},
+			{fmt.Sprintf("resident memory with %d objects (VmRSS)", m.Objects), formatBytes(m.LoadedRSS),
+				"≤ " + formatBytes(m.LoadedTarget), atMost(m.LoadedRSS, m.LoadedTarget)},
+			{"peak resident memory (VmHWM)", formatBytes(m.PeakRSS), "-", "-"},
+		},
+	}
+}
+
+func atMost(v, limit int64) string {
+	if v <= limit {
+		return "ok"
+	}
+	return "over target"
+}
+
+// formatRate keeps three significant digits or more: 12345, 678, 45.6, 7.89.
+func formatRate(v float64) string {
+	switch {
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+}
+
+// formatLatency prints microseconds below a millisecond and milliseconds with up to two decimals
+// above: 850µs, 1.25ms, 12.5ms, 125ms.
+func formatLatency(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return strconv.FormatInt(d.Microseconds(), 10) + "µs"
+	case d < 10*time.Millisecond:
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + "ms"
+	case d < 100*time.Millisecond:
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
+	default:
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 0, 64) + "ms"
+	}
+}
+
+// formatBytes prints mebibytes with one decimal.
+func formatBytes(n int64) string {
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+}

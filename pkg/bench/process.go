@@ -1,0 +1,198 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const (
+	// stopTimeout is how long a child gets to exit after SIGTERM before it is killed.
+	stopTimeout = 15 * time.Second
+	// outputWaitDelay is how long output is still collected after a child exits.
+	outputWaitDelay = time.Second
+)
+
+// process is a running child: `apictl serve` or the etcd helper.
+type process struct {
+	name   string
+	cmd    *exec.Cmd
+	output *tailBuffer
+	done   chan struct{} // closed once the process has exited
+	err    error         // Wait's result, set before done closes
+	once   sync.Once
+}
+
+// startProcess runs binary with args in dir. The child's environment is the harness's without
+// APICTL_* (a developer's settings must not change what is measured) and without a systemd notify
+// socket; it dies with the harness where the OS allows.
+func startProcess(name, binary string, args []string, dir string) (*process, error) {
+	p := &process{name: name, output: newTailBuffer(64 << 10), done: make(chan struct{})}
+	p.cmd = exec.Command(binary, args...)
+	p.cmd.Dir = dir
+	p.cmd.Env = childEnv(os.Environ())
+	p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
+	p.cmd.SysProcAttr = sysProcAttr()
+	// A grandchild that outlives the child keeps its output pipe open; Wait must not wait for it.
+	p.cmd.WaitDelay = outputWaitDelay
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// childEnv drops APICTL_* and NOTIFY_SOCKET from env.
+func childEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "APICTL_") || strings.HasPrefix(kv, "NOTIFY_SOCKET=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// exited reports whether the process has ended, with an error that carries the end of its output.
+func (p *process) exited() error {
+	select {
+	case <-p.done:
+		return fmt.Errorf("%s exited (%v); its output ends with:\n%s", p.name, p.err, p.output)
+	default:
+		return nil
+	}
+}
+
+// stop sends SIGTERM and waits for the exit, killing the process if it does not go within
+// stopTimeout. Calling stop again waits for the same exit.
+func (p *process) stop() error {
+	var err error
+	p.once.Do(func() {
+		select {
+		case <-p.done:
+			return
+		default:
+		}
+		if e := p.cmd.Process.Signal(syscall.SIGTERM); e != nil && !errors.Is(e, os.ErrProcessDone) {
+			err = fmt.Errorf("stopping %s: %w", p.name, e)
+		}
+		select {
+		case <-p.done:
+		case <-time.After(stopTimeout):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+			err = fmt.Errorf("stopping %s: no exit within %s of SIGTERM, killed; its output ends with:\n%s", p.name, stopTimeout, p.output)
+		}
+	})
+	<-p.done
+	return err
+}
+
+// memory reads the process's resident set and its high-water mark.
+func (p *process) memory() (rss, peak int64, err error) {
+	rss, peak, err = readMemory(p.cmd.Process.Pid)
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading the memory of %s: %w", p.name, err)
+	}
+	return rss, peak, nil
+}
+
+// readMemory reads VmRSS and VmHWM from /proc/<pid>/status.
+func readMemory(pid int) (rss, peak int64, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	return parseProcStatus(f)
+}
+
+// parseProcStatus returns VmRSS and VmHWM, in bytes, from a /proc/<pid>/status.
+func parseProcStatus(r io.Reader) (rss, peak int64, err error) {
+	found := 0
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		key, value, ok := strings.Cut(sc.Text(), ":")
+		if !ok || (key != "VmRSS" && key != "VmHWM") {
+			continue
+		}
+		fields := strings.Fields(value)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return 0, 0, fmt.Errorf("%s: unexpected value %q", key, value)
+		}
+		kb, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", key, err)
+		}
+		if key == "VmRSS" {
+			rss = kb << 10
+		} else {
+			peak = kb << 10
+		}
+		found++
+	}
+	if err := sc.Err(); err != nil {
+		return 0, 0, err
+	}
+	if found != 2 {
+		return 0, 0, errors.New("no VmRSS and VmHWM lines")
+	}
+	return rss, peak, nil
+}
+
+// waitFor polls cond every interval until it returns true, the process exits or ctx ends.
+func (p *process) waitFor(ctx context.Context, what string, interval time.Duration, cond func(context.Context) bool) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if cond(ctx) {
+			return nil
+		}
+		if err := p.exited(); err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w; output so far:\n%s", what, context.Cause(ctx), p.output)
+		case <-t.C:
+		}
+	}
+}
+
+// tailBuffer keeps the last max bytes written to it, for error messages about a child.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

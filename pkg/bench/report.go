@@ -1,0 +1,211 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Operation names a measured operation: the server's (GET, LIST, ...) or etcd's (get, range, ...).
+type Operation string
+
+// The server's operations, each an HTTP request on one small ConfigMap or on the 1,000 seeded ones.
+const (
+	OpGet    Operation = "GET"       // GET of one object by name
+	OpList   Operation = "LIST"      // LIST of 1,000 objects, resourceVersion unset (a quorum read)
+	OpListRV Operation = "LIST rv=0" // the same LIST with resourceVersion=0 (may be served from memory)
+	OpCreate Operation = "CREATE"    // POST of a new object
+	OpUpdate Operation = "UPDATE"    // PUT with the current resourceVersion, one object per worker
+)
+
+// etcd's operations: the same work done directly with clientv3 on the server's etcd.
+const (
+	OpEtcdGet    Operation = "get"    // Get of the key of GET's object
+	OpEtcdRange  Operation = "range"  // Get of the prefix of the 1,000 listed objects
+	OpEtcdCreate Operation = "create" // txn: put if the key does not exist
+	OpEtcdCAS    Operation = "CAS"    // txn: put if the mod revision is unchanged
+)
+
+// Via names the path a request takes to the data.
+type Via string
+
+// The paths: the server's two ports, or etcd directly.
+const (
+	ViaHTTP1 Via = "http/1.1" // the insecure port, plain HTTP/1.1, keep-alive
+	ViaHTTP2 Via = "h2+tls"   // the secure port, HTTP/2 over TLS, admin client certificate
+	ViaEtcd  Via = "etcd"     // clientv3 on the same etcd the server uses
+)
+
+// Target is one of issue 8's goals: the server's rate for Operation over Via must be at least Ratio
+// times the rate of the etcd operation Against, at every concurrency.
+type Target struct {
+	Operation Operation `json:"operation"`
+	Via       Via       `json:"via"`
+	Against   Operation `json:"against"`
+	Ratio     float64   `json:"target"`
+}
+
+// Floor is the ratio below which the guard fails: half the target, low enough that machine noise
+// cannot trip it, high enough to catch a gross regression.
+func (t Target) Floor() float64 { return t.Ratio / 2 }
+
+// Targets are issue 8's ratios. Only GET names its transports; the other goals apply to both ports.
+func Targets() []Target {
+	var ts []Target
+	for _, via := range []Via{ViaHTTP1, ViaHTTP2} {
+		get := 0.8
+		if via == ViaHTTP2 {
+			get = 0.6
+		}
+		ts = append(ts,
+			Target{Operation: OpGet, Via: via, Against: OpEtcdGet, Ratio: get},
+			Target{Operation: OpList, Via: via, Against: OpEtcdRange, Ratio: 0.4},
+			Target{Operation: OpListRV, Via: via, Against: OpEtcdRange, Ratio: 2},
+			Target{Operation: OpCreate, Via: via, Against: OpEtcdCreate, Ratio: 0.5},
+			Target{Operation: OpUpdate, Via: via, Against: OpEtcdCAS, Ratio: 0.4},
+		)
+	}
+	return ts
+}
+
+// Report is the outcome of one harness run.
+type Report struct {
+	Environment Environment `json:"environment"`
+	// Results holds one entry per operation, path and concurrency, in the order they ran.
+	Results []Result `json:"results"`
+	// Ratios compares each server result with its etcd counterpart at the same concurrency.
+	Ratios  []Ratio `json:"ratios"`
+	Startup Startup `json:"startup"`
+	Memory  Memory  `json:"memory"`
+}
+
+// Result is one measurement.
+type Result struct {
+	Operation   Operation `json:"operation"`
+	Via         Via       `json:"via"`
+	Concurrency int       `json:"concurrency"`
+	// Requests succeeded within the measured window; Failed did not (FirstError says why).
+	Requests   int    `json:"requests"`
+	Failed     int    `json:"failed"`
+	FirstError string `json:"firstError,omitempty"`
+	// PerSecond is successful requests (or etcd operations) per second.
+	PerSecond float64       `json:"perSecond"`
+	P50       time.Duration `json:"p50Nanoseconds"`
+	P99       time.Duration `json:"p99Nanoseconds"`
+	// AllocsPerRequest is the server process's heap allocations per request (its
+	// go_memstats_mallocs_total over the run, warm-up included, divided by the requests sent); unset
+	// for etcd, whose allocations are not the server's.
+	AllocsPerRequest *float64 `json:"allocsPerRequest,omitempty"`
+	// Duration is the measured window.
+	Duration time.Duration `json:"durationNanoseconds"`
+}
+
+// Ratio is a server result divided by its etcd counterpart.
+type Ratio struct {
+	Target
+	Concurrency int     `json:"concurrency"`
+	Server      float64 `json:"serverPerSecond"`
+	Etcd        float64 `json:"etcdPerSecond"`
+	// Value is Server/Etcd; 0 when etcd's rate is 0 (its measurement failed).
+	Value float64 `json:"ratio"`
+}
+
+// Verdict says where a ratio stands: "ok" at or above its target, "below target" under it, "BELOW
+// FLOOR" under half of it (where the guard fails), "no data" when a side has no rate.
+func (r Ratio) Verdict() string {
+	switch {
+	case r.Etcd <= 0 || r.Server <= 0:
+		return "no data"
+	case r.Value >= r.Ratio:
+		return "ok"
+	case r.Value >= r.Floor():
+		return "below target"
+	default:
+		return "BELOW FLOOR"
+	}
+}
+
+// Startup is the time from starting `apictl serve` (embedded etcd, empty data dir) until /readyz
+// answers 200, over several starts.
+type Startup struct {
+	Runs   []time.Duration `json:"runsNanoseconds"`
+	Median time.Duration   `json:"medianNanoseconds"`
+	// Target is issue 8's goal (0.2 s).
+	Target time.Duration `json:"targetNanoseconds"`
+}
+
+// Memory is the resident memory (VmRSS) of `apictl serve` with its embedded etcd.
+type Memory struct {
+	// IdleRSS is measured once the server is ready and has settled.
+	IdleRSS int64 `json:"idleRSSBytes"`
+	// Objects small ConfigMaps are then created; LoadedRSS is measured after that, and PeakRSS is the
+	// process's high-water mark (VmHWM) at that point.
+	Objects   int   `json:"objects"`
+	LoadedRSS int64 `json:"loadedRSSBytes"`
+	PeakRSS   int64 `json:"peakRSSBytes"`
+	// IdleTarget and LoadedTarget are issue 8's goals (45 MB and 120 MB).
+	IdleTarget   int64 `json:"idleTargetBytes"`
+	LoadedTarget int64 `json:"loadedTargetBytes"`
+}
+
+// Issue 8's start-up and memory goals.
+const (
+	StartupTarget   = 200 * time.Millisecond
+	IdleRSSTarget   = 45 << 20
+	LoadedRSSTarget = 120 << 20
+)
+
+// computeRatios pairs every server result with the etcd result its target names.
+func computeRatios(results []Result, targets []Target) []Ratio {
+	type key struct {
+		op  Operation
+		via Via
+		c   int
+	}
+	byKey := make(map[key]Result, len(results))
+	for _, r := range results {
+		byKey[key{r.Operation, r.Via, r.Concurrency}] = r
+	}
+	var ratios []Ratio
+	for _, r := range results {
+		if r.Via == ViaEtcd {
+			continue
+		}
+		for _, t := range targets {
+			if t.Operation != r.Operation || t.Via != r.Via {
+				continue
+			}
+			e, ok := byKey[key{t.Against, ViaEtcd, r.Concurrency}]
+			if !ok {
+				continue
+			}
+			ratio := Ratio{Target: t, Concurrency: r.Concurrency, Server: r.PerSecond, Etcd: e.PerSecond}
+			if e.PerSecond > 0 {
+				ratio.Value = r.PerSecond / e.PerSecond
+			}
+			ratios = append(ratios, ratio)
+		}
+	}
+	return ratios
+}
+
+// Check reports what makes the run fail: any failed request (numbers from failing requests mean
+// nothing) always, and, with guard, every ratio below half of its target or without data.
+func (r *Report) Check(guard bool) error {
+	var errs []error
+	for _, res := range r.Results {
+		if res.Failed > 0 {
+			errs = append(errs, fmt.Errorf("%s via %s at concurrency %d: %d of %d requests failed, the first with: %s",
+				res.Operation, res.Via, res.Concurrency, res.Failed, res.Failed+res.Requests, res.FirstError))
+		}
+	}
+	if guard {
+		for _, ra := range r.Ratios {
+			if v := ra.Verdict(); v == "BELOW FLOOR" || v == "no data" {
+				errs = append(errs, fmt.Errorf("%s via %s at concurrency %d: %.2f× etcd %s (%.0f/s vs %.0f/s), below the floor %.2f× (half of the target %.2f×)",
+					ra.Operation, ra.Via, ra.Concurrency, ra.Value, ra.Against, ra.Server, ra.Etcd, ra.Floor(), ra.Ratio))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

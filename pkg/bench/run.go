@@ -1,0 +1,296 @@
+// Package bench measures `apictl serve` against the etcd it stores in: the same reads and writes done
+// through the server (over plain HTTP/1.1 and over TLS with HTTP/2) and directly with clientv3, at
+// several concurrencies, in one run, with the ratios issue 8 sets targets for; plus the server's
+// start-up time and resident memory.
+//
+// Everything runs in child processes so that each side's numbers are its own: the server is the real
+// apictl binary, and etcd is a single member (fsync on) in a process of its own that both the server
+// and the harness's clientv3 talk to. The server's allocations are read from its own /metrics.
+//
+// Run returns a Report; WriteText prints it for people, WriteJSON for machines, and Check fails a run
+// whose requests failed or, as a guard against gross regressions, whose ratios fell below half of
+// their targets.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Run measures everything once. It fails when a set-up step fails (a binary that does not start,
+// data that does not look as expected); failed requests during measurements are counted in the
+// report instead, for Check to judge. Every process and directory it made is gone when it returns.
+func Run(ctx context.Context, cfg Config) (_ *Report, err error) {
+	cfg, err = cfg.complete()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(cfg.WorkDir, "apictl-bench-")
+	if err != nil {
+		return nil, fmt.Errorf("making the benchmark's directory: %w", err)
+	}
+	defer func() {
+		if e := os.RemoveAll(dir); e != nil {
+			err = errors.Join(err, fmt.Errorf("removing the benchmark's directory: %w", e))
+		}
+	}()
+	env := currentEnvironment()
+	env.Warmup, env.Duration, env.Short = cfg.Warmup, cfg.Duration, cfg.Short
+	report := &Report{Environment: env}
+
+	if report.Startup, report.Memory, err = startupAndMemory(ctx, cfg, filepath.Join(dir, "embedded")); err != nil {
+		return nil, err
+	}
+	if report.Results, err = compare(ctx, cfg, filepath.Join(dir, "compare")); err != nil {
+		return nil, err
+	}
+	report.Ratios = computeRatios(report.Results, Targets())
+	return report, nil
+}
+
+// readyPollInterval is how often /readyz is asked while the start-up time is measured: the
+// measurement is at most this much late.
+const readyPollInterval = 2 * time.Millisecond
+
+// startupAndMemory starts `apictl serve` on its embedded etcd, as users run it, StartupRuns times
+// on fresh data directories, and measures the memory of the last one, idle and then loaded.
+func startupAndMemory(ctx context.Context, cfg Config, dir string) (Startup, Memory, error) {
+	startup := Startup{Target: StartupTarget}
+	mem := Memory{Objects: cfg.MemoryObjects, IdleTarget: IdleRSSTarget, LoadedTarget: LoadedRSSTarget}
+	var last *server
+	for i := range cfg.StartupRuns {
+		dataDir := filepath.Join(dir, "run-"+strconv.Itoa(i))
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return startup, mem, fmt.Errorf("measuring start-up: %w", err)
+		}
+		s, took, err := startServer(ctx, cfg.Apictl, filepath.Join(dataDir, "data"), nil, readyPollInterval)
+		if err != nil {
+			return startup, mem, fmt.Errorf("measuring start-up: %w", err)
+		}
+		cfg.Logger.Info("apictl serve ready", "run", i+1, "after", took)
+		startup.Runs = append(startup.Runs, took)
+		if i < cfg.StartupRuns-1 {
+			if err := s.stop(); err != nil {
+				return startup, mem, err
+			}
+			continue
+		}
+		last = s
+	}
+	startup.Median = median(startup.Runs)
+	err := measureMemory(ctx, cfg, last, &mem)
+	return startup, mem, errors.Join(err, last.stop())
+}
+
+func measureMemory(ctx context.Context, cfg Config, s *server, mem *Memory) error {
+	if err := sleep(ctx, cfg.Settle); err != nil {
+		return err
+	}
+	var err error
+	if mem.IdleRSS, _, err = s.proc.memory(); err != nil {
+		return err
+	}
+	client, base, err := s.newClient(ViaHTTP1, seedConcurrency)
+	if err != nil {
+		return err
+	}
+	defer client.CloseIdleConnections()
+	h := httpTarget{client: client, base: base, protoMajor: 1}
+	cfg.Logger.Info("storing objects for the memory measurement", "objects", cfg.MemoryObjects)
+	began := time.Now()
+	if err := createNamespace(ctx, h, memoryNamespace); err != nil {
+		return err
+	}
+	if err := createConfigMaps(ctx, h, memoryNamespace, cfg.MemoryObjects, func(i int) string { return "memory-" + strconv.Itoa(i) }); err != nil {
+		return err
+	}
+	cfg.Logger.Info("objects stored", "objects", cfg.MemoryObjects, "took", time.Since(began))
+	if err := sleep(ctx, cfg.Settle); err != nil {
+		return err
+	}
+	mem.LoadedRSS, mem.PeakRSS, err = s.proc.memory()
+	return err
+}
+
+// compare runs the server on the harness's etcd and measures both at every concurrency.
+func compare(ctx context.Context, cfg Config, dir string) (_ []Result, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("preparing the comparison: %w", err)
+	}
+	etcd, err := startEtcd(ctx, cfg.Etcd, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, etcd.proc.stop()) }()
+	cli, err := etcd.client()
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	s, _, err := startServer(ctx, cfg.Apictl, filepath.Join(dir, "server"), etcd.urls, 10*time.Millisecond)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, s.stop()) }()
+
+	seedClient, base, err := s.newClient(ViaHTTP1, seedConcurrency)
+	if err != nil {
+		return nil, err
+	}
+	defer seedClient.CloseIdleConnections()
+	h := httpTarget{client: seedClient, base: base, protoMajor: 1}
+	cfg.Logger.Info("seeding the server", "listed", cfg.ListObjects, "updated", cfg.maxConcurrency())
+	if err := seed(ctx, h, cfg.ListObjects, cfg.maxConcurrency()); err != nil {
+		return nil, err
+	}
+	value, err := verify(ctx, h, cli, cfg.ListObjects)
+	if err != nil {
+		return nil, err
+	}
+	scrapeCost, err := s.scrapeCost(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e := etcdTarget{cli: cli, value: value, listed: cfg.ListObjects}
+	w := window{Warmup: cfg.Warmup, Duration: cfg.Duration}
+	var results []Result
+	for _, c := range cfg.Concurrency {
+		rs, err := measureConcurrency(ctx, cfg, s, e, c, w, scrapeCost)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, rs...)
+	}
+	return results, nil
+}
+
+// plan orders the measurements at one concurrency: each etcd operation runs right before the server
+// operations compared with it, so that a slow spell of a shared machine hits both sides of a ratio.
+var plan = []struct {
+	etcd   Operation
+	server []Operation
+}{
+	{OpEtcdGet, []Operation{OpGet}},
+	{OpEtcdRange, []Operation{OpList, OpListRV}},
+	{OpEtcdCreate, []Operation{OpCreate}},
+	{OpEtcdCAS, []Operation{OpUpdate}},
+}
+
+// measureConcurrency runs the plan at concurrency c, with fresh HTTP clients for both ports.
+func measureConcurrency(ctx context.Context, cfg Config, s *server, e etcdTarget, c int, w window, scrapeCost float64) ([]Result, error) {
+	label := "c" + strconv.Itoa(c)
+	etcdOps := etcdWorkers(e, label)
+	serverOps := map[Via]map[Operation]newWorker{}
+	for _, via := range []Via{ViaHTTP1, ViaHTTP2} {
+		client, base, err := s.newClient(via, c)
+		if err != nil {
+			return nil, err
+		}
+		defer client.CloseIdleConnections()
+		h := httpTarget{client: client, base: base, protoMajor: 1}
+		if via == ViaHTTP2 {
+			h.protoMajor = 2
+		}
+		serverOps[via] = serverWorkers(h, viaLabel(via)+"-"+label)
+	}
+	var results []Result
+	for _, step := range plan {
+		cfg.Logger.Info("measuring", "operation", step.etcd, "via", ViaEtcd, "concurrency", c)
+		t, err := measure(ctx, c, w, etcdOps[step.etcd])
+		if err != nil {
+			return nil, fmt.Errorf("etcd %s at concurrency %d: %w", step.etcd, c, err)
+		}
+		results = append(results, result(step.etcd, ViaEtcd, c, t, nil))
+		for _, o := range step.server {
+			for _, via := range []Via{ViaHTTP1, ViaHTTP2} {
+				cfg.Logger.Info("measuring", "operation", o, "via", via, "concurrency", c)
+				r, err := measureServer(ctx, s, serverOps[via][o], o, via, c, w, scrapeCost)
+				if err != nil {
+					return nil, err
+				}
+				results = append(results, r)
+			}
+		}
+	}
+	return results, nil
+}
+
+// measureServer measures one server operation and the server's allocations while it ran.
+func measureServer(ctx context.Context, s *server, prepare newWorker, o Operation, via Via, c int, w window, scrapeCost float64) (Result, error) {
+	before, err := s.mallocs(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	t, err := measure(ctx, c, w, prepare)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s via %s at concurrency %d: %w", o, via, c, err)
+	}
+	after, err := s.mallocs(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	var allocs *float64
+	if t.Issued > 0 {
+		a := max(after-before-scrapeCost, 0) / float64(t.Issued)
+		allocs = &a
+	}
+	return result(o, via, c, t, allocs), nil
+}
+
+func result(o Operation, via Via, c int, t tally, allocs *float64) Result {
+	r := Result{
+		Operation: o, Via: via, Concurrency: c,
+		Requests: t.Completed, Failed: t.Failed,
+		PerSecond: t.PerSecond(), P50: t.Percentile(50), P99: t.Percentile(99),
+		AllocsPerRequest: allocs, Duration: t.Elapsed,
+	}
+	if t.FirstError != nil {
+		r.FirstError = t.FirstError.Error()
+	}
+	return r
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// drain reads and closes a response body, so that its connection can be reused.
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+// viaLabel is a short name for via in the names of created objects.
+func viaLabel(via Via) string {
+	if via == ViaHTTP2 {
+		return "h2"
+	}
+	return "h1"
+}

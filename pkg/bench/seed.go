@@ -1,0 +1,137 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// seedConcurrency is how many requests at once fill the server: enough to hide fsync latency.
+const seedConcurrency = 32
+
+// parallel runs do(ctx, i) for every i in [0, n) on up to workers goroutines and returns the first
+// error; after one, the remaining calls are skipped.
+func parallel(ctx context.Context, n, workers int, do func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Go(func() {
+			for i := range next {
+				if err := do(ctx, i); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// createNamespace creates ns; one that exists already is fine.
+func createNamespace(ctx context.Context, h httpTarget, ns string) error {
+	body := []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + ns + `"}}`)
+	err := h.do(ctx, http.MethodPost, "/api/v1/namespaces", body, http.StatusCreated, nil)
+	if se := (*statusError)(nil); errors.As(err, &se) && se.Code == http.StatusConflict {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("creating namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+// createConfigMaps creates n ConfigMaps in ns named by name(i).
+func createConfigMaps(ctx context.Context, h httpTarget, ns string, n int, name func(int) string) error {
+	path := configMapsPath(ns)
+	err := parallel(ctx, n, seedConcurrency, func(ctx context.Context, i int) error {
+		return h.do(ctx, http.MethodPost, path, configMap(ns, name(i), "", 0), http.StatusCreated, nil)
+	})
+	if err != nil {
+		return fmt.Errorf("creating %d ConfigMaps in %s: %w", n, ns, err)
+	}
+	return nil
+}
+
+// seed fills the server for the comparison: the listed objects and one object per update worker.
+func seed(ctx context.Context, h httpTarget, listed, updaters int) error {
+	for _, ns := range []string{listNamespace, writeNamespace} {
+		if err := createNamespace(ctx, h, ns); err != nil {
+			return err
+		}
+	}
+	if err := createConfigMaps(ctx, h, listNamespace, listed, listName); err != nil {
+		return err
+	}
+	return createConfigMaps(ctx, h, writeNamespace, updaters, updateName)
+}
+
+// listSettleTimeout bounds the wait for a LIST with resourceVersion=0, which may be served from a
+// cache that follows etcd, to see all seeded objects.
+const listSettleTimeout = 10 * time.Second
+
+// verify checks, before anything is measured, that both sides see the same data: LIST (with and
+// without resourceVersion=0) returns exactly the seeded objects, etcd's range of the server's prefix
+// has as many keys, and GET's key is where the harness expects it. It returns the stored value of
+// GET's object, which etcd's writes then carry.
+func verify(ctx context.Context, h httpTarget, cli *clientv3.Client, listed int) (string, error) {
+	var buf bytes.Buffer
+	for _, query := range []string{"", "?resourceVersion=0"} {
+		path := configMapsPath(listNamespace) + query
+		deadline := time.Now().Add(listSettleTimeout)
+		for {
+			if err := h.do(ctx, http.MethodGet, path, nil, http.StatusOK, &buf); err != nil {
+				return "", err
+			}
+			var l listCount
+			if err := json.Unmarshal(buf.Bytes(), &l); err != nil {
+				return "", fmt.Errorf("GET %s: %w", path, err)
+			}
+			if len(l.Items) == listed {
+				break
+			}
+			if time.Now().After(deadline) {
+				return "", fmt.Errorf("GET %s: %d items, want the %d seeded ones", path, len(l.Items), listed)
+			}
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	prefix := serverPrefix(listNamespace)
+	resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return "", fmt.Errorf("counting the keys under %s: %w", prefix, err)
+	}
+	if resp.Count != int64(listed) {
+		return "", fmt.Errorf("etcd has %d keys under %s, want the %d the server listed: the server's key layout is not the harness's", resp.Count, prefix, listed)
+	}
+	key := serverKey(listNamespace, getName)
+	got, err := cli.Get(ctx, key)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", key, err)
+	}
+	if len(got.Kvs) != 1 {
+		return "", errors.New("etcd has no key " + key + ": the server's key layout is not the harness's")
+	}
+	return string(got.Kvs[0].Value), nil
+}

@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// etcdPrefix is the --etcd-prefix the harness gives the server, so that it knows the keys of the
+// server's objects.
+const etcdPrefix = "/registry"
+
+// server is a running `apictl serve`.
+type server struct {
+	proc        *process
+	dataDir     string
+	insecureURL string
+	secureURL   string
+	// probe is a small client for readiness, seeding checks and /metrics, apart from the measured ones.
+	probe *http.Client
+}
+
+// serverArgs are what every server the harness starts gets: loopback ports, its own data directory
+// (and so its own PKI in <data-dir>/pki), and the harness's etcd when etcdURLs is not empty.
+func serverArgs(dataDir string, insecurePort, securePort int, etcdURLs []string) []string {
+	args := []string{"serve",
+		"--data-dir", dataDir,
+		"--bind-address", "127.0.0.1",
+		"--insecure-port", strconv.Itoa(insecurePort),
+		"--secure-port", strconv.Itoa(securePort),
+		"--etcd-prefix", etcdPrefix,
+	}
+	if len(etcdURLs) > 0 {
+		args = append(args, "--etcd-servers", strings.Join(etcdURLs, ","))
+	}
+	return args
+}
+
+// portAttempts is how often startServer tries new ports when the ones it picked were taken meanwhile.
+const portAttempts = 3
+
+// startServer runs binary as `apictl serve` in dataDir and waits until /readyz answers 200, polling
+// every interval. It returns the server and the time from just before the process started until the
+// first 200.
+func startServer(ctx context.Context, binary, dataDir string, etcdURLs []string, interval time.Duration) (*server, time.Duration, error) {
+	for attempt := 1; ; attempt++ {
+		s, took, err := tryStartServer(ctx, binary, dataDir, etcdURLs, interval)
+		if err == nil || attempt == portAttempts || !errors.Is(err, errPortTaken) {
+			return s, took, err
+		}
+		// The failed start may have written its PKI and etcd data: start again from nothing.
+		if err := os.RemoveAll(dataDir); err != nil {
+			return nil, 0, fmt.Errorf("starting apictl serve: %w", err)
+		}
+	}
+}
+
+var errPortTaken = errors.New("a port was taken")
+
+func tryStartServer(ctx context.Context, binary, dataDir string, etcdURLs []string, interval time.Duration) (*server, time.Duration, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, 0, fmt.Errorf("starting apictl serve: %w", err)
+	}
+	s := &server{
+		dataDir:     dataDir,
+		insecureURL: "http://127.0.0.1:" + strconv.Itoa(ports[0]),
+		secureURL:   "https://127.0.0.1:" + strconv.Itoa(ports[1]),
+		probe:       &http.Client{Transport: &http.Transport{Proxy: nil, DisableCompression: true}, Timeout: 10 * time.Second},
+	}
+	began := time.Now()
+	s.proc, err = startProcess("apictl serve", binary, serverArgs(dataDir, ports[0], ports[1], etcdURLs), filepath.Dir(dataDir))
+	if err != nil {
+		return nil, 0, err
+	}
+	var took time.Duration
+	err = s.proc.waitFor(ctx, "apictl serve to be ready", interval, func(ctx context.Context) bool {
+		if s.ready(ctx) {
+			took = time.Since(began)
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		s.stop()
+		if strings.Contains(s.proc.output.String(), "address already in use") {
+			return nil, 0, fmt.Errorf("%w: %w", errPortTaken, err)
+		}
+		return nil, 0, err
+	}
+	return s, took, nil
+}
+
+// ready asks /readyz on the insecure port.
+func (s *server) ready(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.insecureURL+"/readyz", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := s.probe.Do(req)
+	if err != nil {
+		return false
+	}
+	drain(resp)
+	return resp.StatusCode == http.StatusOK
+}
+
+// stop ends the server and releases the probe client's connections.
+func (s *server) stop() error {
+	err := s.proc.stop()
+	s.probe.CloseIdleConnections()
+	return err
+}
+
+// freePorts returns n loopback ports that were free a moment ago.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("finding a free port: %w", err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// newClient returns the HTTP client a measurement at concurrency uses, and the base URL it talks to.
+// http/1.1 gets an idle connection per worker on the insecure port; h2+tls speaks HTTP/2 only (a
+// server that does not negotiate it fails the request) with the admin client certificate.
+func (s *server) newClient(via Via, concurrency int) (*http.Client, string, error) {
+	t := &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        2 * concurrency,
+		MaxIdleConnsPerHost: 2 * concurrency,
+		IdleConnTimeout:     90 * time.Second,
+		// Measure serving, not gzip: etcd's side has no compression either.
+		DisableCompression: true,
+		Protocols:          new(http.Protocols),
+	}
+	switch via {
+	case ViaHTTP1:
+		t.Protocols.SetHTTP1(true)
+		return &http.Client{Transport: t}, s.insecureURL, nil
+	case ViaHTTP2:
+		tlsConfig, err := s.adminTLS()
+		if err != nil {
+			return nil, "", err
+		}
+		t.TLSClientConfig = tlsConfig
+		t.TLSHandshakeTimeout = 5 * time.Second
+		t.Protocols.SetHTTP2(true)
+		return &http.Client{Transport: t}, s.secureURL, nil
+	default:
+		return nil, "", fmt.Errorf("no HTTP client for %q", via)
+	}
+}
+
+// adminTLS trusts the server's CA and presents the admin certificate that `apictl serve` writes into
+// <data-dir>/pki on its first start.
+func (s *server) adminTLS() (*tls.Config, error) {
+	pki := filepath.Join(s.dataDir, "pki")
+	caPEM, err := os.ReadFile(filepath.Join(pki, "ca.crt"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the server's CA: %w", err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("reading the server's CA: no certificate in %s", filepath.Join(pki, "ca.crt"))
+	}
+	cert, err := tls.LoadX509KeyPair(filepath.Join(pki, "admin.crt"), filepath.Join(pki, "admin.key"))
+	if err != nil {
+		return nil, fmt.Errorf("reading the admin client certificate: %w", err)
+	}
+	return &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
