@@ -66,8 +66,9 @@ func TestKubectlWithDefaultFlags(t *testing.T) {
 	defer cancel()
 	watch := exec.CommandContext(ctx, "kubectl", "-s", server, "--cache-dir", cache, "get", "configmaps", "-w")
 	watch.Env = append(os.Environ(), "KUBECONFIG=/nonexistent")
-	var watched bytes.Buffer
-	watch.Stdout = &watched
+	// kubectl writes while the test polls, so the buffer must be locked.
+	watched := &syncBuffer{}
+	watch.Stdout = watched
 	if err := watch.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/apictl/apictl/pkg/storage"
 	"github.com/apictl/apictl/pkg/storage/embedded"
+	"github.com/apictl/apictl/pkg/storage/internal/storagetest"
 )
 
 // sharedEndpoints is the etcd that most tests of this binary share, each under a prefix of its own.
@@ -24,26 +24,10 @@ import (
 var sharedEndpoints []string
 
 func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "apictl-etcd3-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	srv, err := embedded.Start(ctx, embedded.Config{Dir: filepath.Join(dir, "etcd"), UnsafeNoFsync: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer srv.Close(context.Background())
-	sharedEndpoints = srv.ClientURLs()
-	return m.Run()
+	os.Exit(storagetest.RunWithSharedEtcd("etcd3", func(endpoints []string) int {
+		sharedEndpoints = endpoints
+		return m.Run()
+	}))
 }
 
 var prefixCounter atomic.Int64
@@ -77,19 +61,7 @@ func newStore(tb testing.TB, endpoints []string, cfg Config) *Store {
 }
 
 // newIsolatedEtcd starts an etcd of the test's own, for tests that compact or stop it.
-func newIsolatedEtcd(tb testing.TB) *embedded.Server {
-	tb.Helper()
-	srv, err := embedded.Start(testContext(tb), embedded.Config{Dir: filepath.Join(tb.TempDir(), "etcd"), UnsafeNoFsync: true})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		if err := srv.Close(context.Background()); err != nil {
-			tb.Errorf("stop etcd: %v", err)
-		}
-	})
-	return srv
-}
+func newIsolatedEtcd(tb testing.TB) *embedded.Server { return storagetest.IsolatedEtcd(tb) }
 
 // rawClient is a plain etcd client, to look behind the store's back.
 func rawClient(tb testing.TB, endpoints []string) *clientv3.Client {
