@@ -96,6 +96,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 			caches.start(ctx, cfg.Logger)
 			return nil
 		}),
+		s.AddPostStartHook("storage-readiness", caches.waitReady),
 		s.AddPostStartHook("default-namespaces", rest.EnsureDefaultNamespaces),
 		s.AddPostStartHook("start-namespace-controller", func(ctx context.Context) error {
 			go rest.RunNamespaceController(ctx)

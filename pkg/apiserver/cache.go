@@ -58,6 +58,19 @@ func (w *watchCaches) start(ctx context.Context, log *slog.Logger) {
 	}
 }
 
+// waitReady returns once every cache holds its first list, as kube's storage-readiness hook does
+// before the server reports ready: a client told "ready" must not find a cache still filling.
+func (w *watchCaches) waitReady(ctx context.Context) error {
+	for _, c := range w.all {
+		select {
+		case <-c.Ready():
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the watch cache of %q: %w", c.Prefix(), ctx.Err())
+		}
+	}
+	return nil
+}
+
 // wait returns once every cache has stopped, so that storage closes after them.
 func (w *watchCaches) wait() { w.running.Wait() }
 

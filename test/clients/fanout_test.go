@@ -32,6 +32,9 @@ func TestThousandWatchers(t *testing.T) {
 	}
 	client.Timeout = 0 // watches stream for as long as the test needs
 	base := srv.SecureURL + "/api/v1/namespaces/default/configmaps"
+	// Each watch cache opens its etcd watch just after its first list, which readiness waits for; so
+	// the count settles at one watch per cache shortly after start.
+	waitMetric(t, client, srv.SecureURL, "apiserver_storage_etcd_watches", float64(countSamples(t, client, srv.SecureURL, "apiserver_watch_cache_objects")))
 	etcdWatchesBefore := metric(t, client, srv.SecureURL, "apiserver_storage_etcd_watches")
 
 	list, err := client.Get(base)
@@ -155,6 +158,25 @@ func metric(t *testing.T, c *http.Client, base, name string) float64 {
 		}
 	}
 	return -1
+}
+
+// countSamples counts the samples of a labelled metric: one per label set.
+func countSamples(t *testing.T, c *http.Client, base, name string) int {
+	t.Helper()
+	resp, err := c.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	n := 0
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), name+"{") {
+			n++
+		}
+	}
+	return n
 }
 
 func waitMetric(t *testing.T, c *http.Client, base, name string, want float64) {

@@ -63,3 +63,11 @@ func TestEtcdLostAndBack(t *testing.T) {
 	a.do("GET", cmPath+"/before", "").expect(t, 200, `"name":"before"`)
 	a.do("POST", cmPath, configMap("after", `{}`)).expect(t, 201)
 }
+
+// TestReadyMeansCachesFilled: like kube's storage-readiness hook, /readyz holds back until every watch
+// cache has its first list, so a resourceVersion=0 read right after "ready" is served from memory.
+func TestReadyMeansCachesFilled(t *testing.T) {
+	a := start(t)
+	a.do("GET", "/readyz?verbose", "").expect(t, 200, "[+]poststarthook/storage-readiness ok")
+	a.do("GET", cmPath+"?resourceVersion=0", "").expect(t, 200, `"kind":"ConfigMapList"`)
+}

@@ -167,6 +167,10 @@ func (c *Cacher) Stats() Stats {
 	}
 }
 
+// Ready is closed once the cache holds its first list of the resource, so that a server can report
+// itself ready only when its caches can answer.
+func (c *Cacher) Ready() <-chan struct{} { return c.ready }
+
 // serving says whether reads may be answered from memory: the cache is filled and kept current.
 func (c *Cacher) serving() bool {
 	select {
