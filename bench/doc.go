@@ -7,6 +7,7 @@
 //	BENCH_DURATION=10s go test ./bench -run TestHarness -v    # any length
 //	BENCH_JSON=/tmp/report.json go test ./bench -run TestHarness -v   # also write the report as JSON
 //	BENCH_GUARD=1 go test ./bench -run TestHarness -v         # fail below half of issue 8's ratios
+//	BENCH_ONLY=GET,CREATE go test ./bench -run TestHarness -v # only these operations, no start-up or memory
 //
 // A run is short unless BENCH_FULL=1, so that every `go test ./...` stays quick; -short keeps it short
 // whatever the environment, and BENCH_DURATION wins over both. A relative BENCH_JSON is relative to

@@ -27,6 +27,7 @@ const (
 	envFull     = "BENCH_FULL"
 	envJSON     = "BENCH_JSON"
 	envGuard    = "BENCH_GUARD"
+	envOnly     = "BENCH_ONLY"
 )
 
 // settings are what the environment asks of a run.
@@ -35,6 +36,7 @@ type settings struct {
 	duration time.Duration
 	jsonPath string
 	guard    bool
+	only     string
 }
 
 func readSettings(short bool, getenv func(string) string) (settings, error) {
@@ -43,6 +45,7 @@ func readSettings(short bool, getenv func(string) string) (settings, error) {
 		short:    short || !isTrue(getenv(envFull)),
 		jsonPath: getenv(envJSON),
 		guard:    isTrue(getenv(envGuard)),
+		only:     getenv(envOnly),
 	}
 	s.duration = bench.DefaultDuration
 	if s.short {
@@ -81,6 +84,9 @@ func TestHarness(t *testing.T) {
 	}
 	if s.short {
 		args = append(args, "-short", "-settle", "200ms")
+	}
+	if s.only != "" {
+		args = append(args, "-only", s.only)
 	}
 	// The run happens in a binary of its own, built without -race whatever this test has (see
 	// bench/internal/benchrun); its progress goes to the test's output as it comes.
@@ -160,6 +166,7 @@ func TestReadSettings(t *testing.T) {
 		{name: "duration wins over short", env: map[string]string{"BENCH_DURATION": "2s"}, want: settings{short: true, duration: 2 * time.Second}},
 		{name: "guard and JSON", env: map[string]string{"BENCH_FULL": "true", "BENCH_GUARD": "1", "BENCH_JSON": "/tmp/r.json"},
 			want: settings{duration: 5 * time.Second, guard: true, jsonPath: "/tmp/r.json"}},
+		{name: "only", env: map[string]string{"BENCH_ONLY": "GET,CREATE"}, want: settings{short: true, duration: 300 * time.Millisecond, only: "GET,CREATE"}},
 		{name: "bad duration", env: map[string]string{"BENCH_DURATION": "5"}, wantErr: `BENCH_DURATION="5": want a positive duration such as 5s or 300ms`},
 		{name: "negative duration", env: map[string]string{"BENCH_DURATION": "-1s"}, wantErr: "want a positive duration"},
 	}

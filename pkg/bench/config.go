@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -33,6 +34,9 @@ type Config struct {
 	Settle time.Duration
 	// Short marks a short run in the report; it changes nothing else.
 	Short bool
+	// Only, when not empty, names the server operations to measure (each with its etcd counterpart)
+	// and skips the start-up and memory measurements: for working on one operation.
+	Only []Operation
 
 	// WorkDir is where the run's temporary directory is made (default os.TempDir()). Everything the
 	// run writes goes there and is removed at the end.
@@ -79,6 +83,11 @@ func (c Config) complete() (Config, error) {
 			errs = append(errs, fmt.Errorf("concurrency %d: want at least 1", n))
 		}
 	}
+	for _, o := range c.Only {
+		if !slices.Contains(ServerOperations(), o) {
+			errs = append(errs, fmt.Errorf("operation %q: want one of %q", o, ServerOperations()))
+		}
+	}
 	if c.ListObjects <= 0 {
 		c.ListObjects = DefaultListObjects
 	}
@@ -111,3 +120,15 @@ func (c Config) maxConcurrency() int {
 	}
 	return m
 }
+
+// ServerOperations lists the operations measured through the server, in the order they run.
+func ServerOperations() []Operation {
+	var ops []Operation
+	for _, step := range plan {
+		ops = append(ops, step.server...)
+	}
+	return ops
+}
+
+// measures says whether the run measures server operation o.
+func (c Config) measures(o Operation) bool { return len(c.Only) == 0 || slices.Contains(c.Only, o) }

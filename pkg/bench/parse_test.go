@@ -137,8 +137,9 @@ func TestConfigComplete(t *testing.T) {
 	if got, _ := (Config{Apictl: "a", Etcd: "e"}).complete(); got.Duration != 5*time.Second || got.Warmup != time.Second {
 		t.Errorf("default duration %v, warm-up %v; want 5s and 1s", got.Duration, got.Warmup)
 	}
-	_, err = Config{Concurrency: []int{8, 0}}.complete()
-	for _, want := range []string{"no apictl binary given", "no etcd program given", "concurrency 0: want at least 1"} {
+	_, err = Config{Concurrency: []int{8, 0}, Only: []Operation{OpGet, "get"}}.complete()
+	for _, want := range []string{"no apictl binary given", "no etcd program given", "concurrency 0: want at least 1",
+		`operation "get": want one of ["GET" "LIST" "LIST rv=0" "CREATE" "UPDATE"]`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v lacks %q", err, want)
 		}

@@ -25,7 +25,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	for i, t := range []output.Table{r.etcdTable(), r.serverTable(), r.startupTable()} {
+	tables := []output.Table{r.etcdTable(), r.serverTable()}
+	if len(r.Startup.Runs) > 0 {
+		tables = append(tables, r.startupTable())
+	}
+	for i, t := range tables {
 		if i > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {
 				return err

@@ -46,8 +46,10 @@ func Run(ctx context.Context, cfg Config) (_ *Report, err error) {
 	env.Warmup, env.Duration, env.Short = cfg.Warmup, cfg.Duration, cfg.Short
 	report := &Report{Environment: env}
 
-	if report.Startup, report.Memory, err = startupAndMemory(ctx, cfg, filepath.Join(dir, "embedded")); err != nil {
-		return nil, err
+	if len(cfg.Only) == 0 {
+		if report.Startup, report.Memory, err = startupAndMemory(ctx, cfg, filepath.Join(dir, "embedded")); err != nil {
+			return nil, err
+		}
 	}
 	if report.Results, err = compare(ctx, cfg, filepath.Join(dir, "compare")); err != nil {
 		return nil, err
@@ -203,13 +205,17 @@ func measureConcurrency(ctx context.Context, cfg Config, s *server, e etcdTarget
 	}
 	var results []Result
 	for _, step := range plan {
+		ops := slices.DeleteFunc(slices.Clone(step.server), func(o Operation) bool { return !cfg.measures(o) })
+		if len(ops) == 0 {
+			continue
+		}
 		cfg.Logger.Info("measuring", "operation", step.etcd, "via", ViaEtcd, "concurrency", c)
 		t, err := measure(ctx, c, w, etcdOps[step.etcd])
 		if err != nil {
 			return nil, fmt.Errorf("etcd %s at concurrency %d: %w", step.etcd, c, err)
 		}
 		results = append(results, result(step.etcd, ViaEtcd, c, t, nil))
-		for _, o := range step.server {
+		for _, o := range ops {
 			for _, via := range []Via{ViaHTTP1, ViaHTTP2} {
 				cfg.Logger.Info("measuring", "operation", o, "via", via, "concurrency", c)
 				r, err := measureServer(ctx, s, serverOps[via][o], o, via, c, w, scrapeCost)

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	stdlog "log"
@@ -71,9 +72,10 @@ func (p *PreparedServer) newHTTPServers(b boundListeners, drain <-chan struct{})
 	var out []*httpServer
 	if b.secure != nil {
 		sec := p.cfg.SecureServing
-		handler := p.chain(p.cfg.Authentication, p.cfg.Authorization, drain)
+		handler := p.chain(p.cfg.Authentication, p.cfg.Authorization)
 		srv := &http.Server{
 			Handler:           handler,
+			BaseContext:       longRunningDone(drain),
 			MaxHeaderBytes:    1 << 20,
 			ReadHeaderTimeout: 32 * time.Second,
 			IdleTimeout:       90 * time.Second,
@@ -108,9 +110,10 @@ func (p *PreparedServer) newHTTPServers(b boundListeners, drain <-chan struct{})
 			authn: "required", serve: func() error { return srv.Serve(ln) }})
 	}
 	if b.insecure != nil {
-		handler := p.chain(auth.Insecure, auth.Chain(auth.AlwaysAllow), drain)
+		handler := p.chain(auth.Insecure, auth.Chain(auth.AlwaysAllow))
 		srv := &http.Server{
 			Handler:           handler,
+			BaseContext:       longRunningDone(drain),
 			MaxHeaderBytes:    1 << 20,
 			ReadHeaderTimeout: 32 * time.Second,
 			IdleTimeout:       90 * time.Second,
@@ -140,7 +143,7 @@ func displayAddress(configured string, ln net.Listener) string {
 }
 
 // chain wraps the mux in the filters, outermost first as the filters package documents.
-func (p *PreparedServer) chain(authn auth.Authenticator, authz auth.Authorizer, drain <-chan struct{}) http.Handler {
+func (p *PreparedServer) chain(authn auth.Authenticator, authz auth.Authorizer) http.Handler {
 	c := p.cfg
 	log := c.Logger
 	var h http.Handler = p.mux
@@ -153,7 +156,6 @@ func (p *PreparedServer) chain(authn auth.Authenticator, authz auth.Authorizer, 
 		filters.WithTimeout(c.RequestTimeout),
 		filters.WithMetrics(p.metrics, log),
 		filters.WithRequestInfo,
-		withLongRunningDone(drain),
 		filters.WithPanicRecovery(log),
 	}
 	for _, f := range wrap {
@@ -162,14 +164,12 @@ func (p *PreparedServer) chain(authn auth.Authenticator, authz auth.Authorizer, 
 	return h
 }
 
-// withLongRunningDone hands every request the channel that closes when the server stops accepting,
-// so watches can end their streams cleanly before the drain.
-func withLongRunningDone(drain <-chan struct{}) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(request.WithLongRunningDone(r.Context(), drain)))
-		})
-	}
+// longRunningDone gives every request of a listener the channel that closes when the server stops
+// accepting, so watches can end their streams cleanly before the drain. It is the connections' base
+// context, which costs nothing per request.
+func longRunningDone(drain <-chan struct{}) func(net.Listener) context.Context {
+	ctx := request.WithLongRunningDone(context.Background(), drain)
+	return func(net.Listener) context.Context { return ctx }
 }
 
 // httpErrorLog sends net/http's own messages (mostly TLS handshake errors from port scanners and

@@ -77,6 +77,10 @@ type UpdateOptions struct {
 	ExpectedRevision int64
 	// TTL, when positive, attaches the written key to a lease of that length.
 	TTL time.Duration
+	// Cached, when set, is a recent value of the key (a watch cache's). The store tries the
+	// compare-and-swap on it first and reads the key only if that fails, saving a read per update;
+	// an error or a no-op that tryUpdate returns for the cached value is confirmed on a fresh one.
+	Cached *KeyValue
 }
 
 // CheckFunc vets the current object before a delete (preconditions such as uid and resourceVersion).
@@ -94,6 +98,9 @@ const (
 	Deleted  EventType = "DELETED"
 	// Error carries Err: the watch has ended (for example, its revision was compacted).
 	Error EventType = "ERROR"
+	// Progress carries only Revision: every change under the prefix up to it has been delivered.
+	// Only watches opened with WatchOptions.ProgressNotify receive it.
+	Progress EventType = "PROGRESS"
 )
 
 // Event is one change under a watched prefix.
@@ -114,6 +121,18 @@ type WatchOptions struct {
 	// Filter, when set, drops events whose object does not match. Transitions (an object entering or
 	// leaving the filter) are the watch cache's business, not the raw store's.
 	Filter Filter
+	// ProgressNotify asks for Progress events, sent when a ProgressRequester store is asked for them:
+	// a watch cache uses them to learn that it is current without a change under its prefix.
+	ProgressNotify bool
+}
+
+// ProgressRequester is a store whose watches can report their progress on request. After
+// RequestWatchProgress, each watch opened with ProgressNotify receives a Progress event at a revision
+// not older than the store's revision when the request was made, once it has delivered everything
+// before it. The store may drop a request it cannot answer yet (a watch still catching up): callers
+// ask again until the revision they wait for arrives.
+type ProgressRequester interface {
+	RequestWatchProgress(ctx context.Context) error
 }
 
 // Store is what the REST handlers need from storage.
@@ -133,7 +152,8 @@ type Store interface {
 	Delete(ctx context.Context, key string, check CheckFunc) (KeyValue, error)
 	// Watch streams the changes under prefix until ctx ends or an Error event closes the channel.
 	Watch(ctx context.Context, prefix string, opts WatchOptions) (<-chan Event, error)
-	// CurrentRevision returns etcd's latest revision (a quorum read).
+	// CurrentRevision returns etcd's latest revision (a quorum read): not older than any write that
+	// completed before the call.
 	CurrentRevision(ctx context.Context) (int64, error)
 	// Healthy checks that etcd answers within the store's health-check timeout.
 	Healthy(ctx context.Context) error

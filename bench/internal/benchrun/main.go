@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -42,6 +43,13 @@ func run(args []string) error {
 	fs.BoolVar(&cfg.Short, "short", false, "mark the report as a short run")
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "where to make the run's temporary directory (default the system's)")
 	fs.StringVar(&jsonPath, "json", "", "file to write the report to, as JSON")
+	fs.Func("only", "measure only these server operations, comma separated (GET, LIST, \"LIST rv=0\", CREATE, UPDATE), and skip start-up and memory",
+		func(v string) error {
+			for _, o := range strings.Split(v, ",") {
+				cfg.Only = append(cfg.Only, bench.Operation(strings.TrimSpace(o)))
+			}
+			return nil
+		})
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

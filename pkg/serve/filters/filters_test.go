@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,26 +57,63 @@ func TestCORS(t *testing.T) {
 }
 
 func TestTimeoutAfterTheResponseStarted(t *testing.T) {
-	// A handler that began its response finishes it within the grace...
-	h := WithTimeout(50 * time.Millisecond)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	// A handler that began its response is left to finish it, and no 504 follows.
+	h := WithTimeout(20 * time.Millisecond)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
-		time.Sleep(100 * time.Millisecond)
+		<-r.Context().Done()
 		_, _ = io.WriteString(w, "finished")
 	}))
 	if w := serve(h, httptest.NewRequest("GET", "/slow", nil)); w.Code != 503 || w.Body.String() != "finished" {
 		t.Errorf("a started response was cut: %d %q", w.Code, w.Body)
 	}
-	// ...and is cut off after it.
-	h = WithTimeout(50 * time.Millisecond)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, "partial")
-		time.Sleep(startedResponseGrace + 500*time.Millisecond)
+}
+
+// A handler that has not answered by the deadline gets the 504 sent for it, at once, while it still
+// runs; what it writes later goes nowhere.
+func TestTimeoutAnswersForAStuckHandler(t *testing.T) {
+	sent := make(chan struct{})
+	var lateErr error
+	h := WithTimeout(20 * time.Millisecond)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-sent
+		_, lateErr = io.WriteString(w, "late")
 	}))
-	defer func() {
-		if v := recover(); v != http.ErrAbortHandler {
-			t.Errorf("a timeout after the header was sent must abort the connection, got %v", v)
-		}
+	w := &flushRecorder{ResponseRecorder: httptest.NewRecorder(), flushed: sent}
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/slow", nil))
+	if w.Code != 504 || !strings.Contains(w.Body.String(), `"reason":"Timeout"`) || strings.Contains(w.Body.String(), "late") {
+		t.Errorf("got %d %q, want only the 504", w.Code, w.Body)
+	}
+	if lateErr != http.ErrHandlerTimeout {
+		t.Errorf("a write after the 504: %v, want http.ErrHandlerTimeout", lateErr)
+	}
+}
+
+// flushRecorder reports the first flush, which is when the client would see the response.
+type flushRecorder struct {
+	*httptest.ResponseRecorder
+	flushed chan struct{}
+	once    sync.Once
+}
+
+func (f *flushRecorder) Flush() {
+	f.ResponseRecorder.Flush()
+	f.once.Do(func() { close(f.flushed) })
+}
+
+// A panic passes the timeout filter on the request's goroutine, and no 504 follows it.
+func TestTimeoutLetsPanicsThrough(t *testing.T) {
+	h := WithTimeout(time.Minute)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	w := httptest.NewRecorder()
+	func() {
+		defer func() {
+			if v := recover(); v != "boom" {
+				t.Errorf("recovered %v, want the handler's panic", v)
+			}
+		}()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
 	}()
-	serve(h, httptest.NewRequest("GET", "/slow", nil))
+	if w.Code != 200 || w.Body.Len() != 0 {
+		t.Errorf("something answered after the panic: %d %q", w.Code, w.Body)
+	}
 }
 
 func TestTimeoutSparesWatches(t *testing.T) {

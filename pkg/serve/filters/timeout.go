@@ -3,6 +3,7 @@ package filters
 import (
 	"context"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,9 +15,14 @@ import (
 )
 
 // WithTimeout bounds every request that is not long-running by --request-timeout, or by ?timeout= when
-// that is shorter, and answers 504 with kube's Timeout Status when the handler overruns. The handler
-// runs on its own goroutine so that one that ignores its context still cannot hold the client; it
-// keeps running until it returns, but its writes go nowhere.
+// that is shorter, and answers 504 with kube's Timeout Status when the handler overruns.
+//
+// The handler runs on the request's goroutine with the deadline in its context, which every storage
+// call honours; only when the deadline passes does a goroutine start (context.AfterFunc) to send the
+// 504, unless the handler has begun its response, which it is then left to finish: apictl's handlers
+// write a response whole, so finishing never means a response cut short. The handler's later writes go
+// nowhere. Kube starts a goroutine for every request instead, which costs more than the rest of a
+// cached GET.
 func WithTimeout(requestTimeout time.Duration) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -26,59 +32,41 @@ func WithTimeout(requestTimeout time.Duration) func(http.Handler) http.Handler {
 				return
 			}
 			timeout := requestTimeout
-			if q := r.URL.Query().Get("timeout"); q != "" {
-				d, err := time.ParseDuration(q)
-				if err != nil {
-					status.WriteError(w, apierrors.NewBadRequest("invalid timeout specified in the request URL"))
-					return
-				}
-				if d > 0 && d < timeout {
-					timeout = d
+			if strings.Contains(r.URL.RawQuery, "timeout=") {
+				if q := r.URL.Query().Get("timeout"); q != "" {
+					d, err := time.ParseDuration(q)
+					if err != nil {
+						status.WriteError(w, apierrors.NewBadRequest("invalid timeout specified in the request URL"))
+						return
+					}
+					if d > 0 && d < timeout {
+						timeout = d
+					}
 				}
 			}
 			ctx, cancel := context.WithTimeout(r.Context(), timeout)
 			defer cancel()
-			tw := &timeoutWriter{w: w, header: make(http.Header)}
-			done := make(chan struct{})
-			var panicked any
-			// The inner request gets its own header map: filters inside (authentication drops the
-			// Authorization header) may still be changing it after a timeout, while filters outside
-			// read it.
-			inner := r.WithContext(ctx)
-			inner.Header = r.Header.Clone()
-			go func() {
-				defer close(done)
-				defer func() { panicked = recover() }()
-				next.ServeHTTP(tw, inner)
+			tw := &timeoutWriter{w: w}
+			fired := make(chan struct{})
+			stop := context.AfterFunc(ctx, func() {
+				defer close(fired)
+				// A client that went away cancels the context too: nobody is left to answer.
+				if r.Context().Err() == nil {
+					tw.timeout()
+				}
+			})
+			// Deferred, and so before cancel, so that a panic on its way to the recovery filter does
+			// not let the cancel fire a 504 behind it.
+			defer func() {
+				if !stop() {
+					// The 504 is being written: the response is the server's again only once it is.
+					<-fired
+				}
 			}()
-			select {
-			case <-done:
-				if panicked != nil {
-					panic(panicked) // to the recovery filter, on the request's goroutine
-				}
-			case <-ctx.Done():
-				if tw.timeout() {
-					return
-				}
-				// The handler started its response, most often an error for this very deadline, which
-				// its storage calls share. Let it finish for a moment; a response still unfinished
-				// then is cut off, since a Status can no longer follow it.
-				select {
-				case <-done:
-					if panicked != nil {
-						panic(panicked)
-					}
-				case <-time.After(startedResponseGrace):
-					panic(http.ErrAbortHandler)
-				}
-			}
+			next.ServeHTTP(tw, r.WithContext(ctx))
 		})
 	}
 }
-
-// startedResponseGrace is how long a handler that began its response before the deadline may take to
-// finish it.
-const startedResponseGrace = time.Second
 
 // timeoutStatus is kube's 504 body. Kube encodes it without kind and apiVersion; we keep them, as
 // every other Status has them and clients ignore neither.
@@ -93,7 +81,8 @@ func timeoutStatus() *metav1.Status {
 }
 
 // timeoutWriter passes writes through until the deadline, then refuses them. The handler writes its
-// headers into a map of its own, copied out on WriteHeader, so the two goroutines never share one.
+// headers into a map of its own, copied out on WriteHeader, so that the goroutine sending a 504 never
+// shares a map with it.
 type timeoutWriter struct {
 	w      http.ResponseWriter
 	header http.Header
@@ -103,7 +92,12 @@ type timeoutWriter struct {
 	wroteHeader bool
 }
 
-func (tw *timeoutWriter) Header() http.Header { return tw.header }
+func (tw *timeoutWriter) Header() http.Header {
+	if tw.header == nil {
+		tw.header = make(http.Header, 2)
+	}
+	return tw.header
+}
 
 func (tw *timeoutWriter) WriteHeader(code int) {
 	tw.mu.Lock()
@@ -160,5 +154,9 @@ func (tw *timeoutWriter) timeout() bool {
 	tw.timedOut = true
 	tw.wroteHeader = true
 	status.Write(tw.w, timeoutStatus())
+	// The handler still holds the request: push the answer out now rather than when it returns.
+	if f, ok := tw.w.(http.Flusher); ok {
+		f.Flush()
+	}
 	return true
 }

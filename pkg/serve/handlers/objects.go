@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -78,18 +79,29 @@ type namespaceState struct {
 }
 
 // checkNamespace refuses to create into a namespace that does not exist (404) or is being deleted
-// (403), as kube's NamespaceLifecycle admission does. The read is linearizable, so every server of a
-// cluster sees a namespace as soon as it exists.
+// (403), as kube's NamespaceLifecycle admission does. Like kube's, it trusts the watch cache for a
+// namespace that exists and is active, and confirms a refusal with a linearizable read, so that a
+// namespace created a moment ago on another server is not refused. A namespace that began
+// terminating a moment ago may still get the object; the namespace controller deletes it with the
+// rest, as in kube.
 func (a *API) checkNamespace(ctx context.Context, gr schema.GroupResource, name, namespace string) error {
 	if a.namespaces == nil {
 		return nil
 	}
-	kv, err := a.namespaces.store.Get(ctx, a.namespaces.key("", namespace), storage.GetOptions{})
+	key := a.namespaces.key("", namespace)
+	kv, err := a.namespaces.store.Get(ctx, key, storage.GetOptions{ResourceVersion: "0"})
+	if err == nil && !mayBeTerminating(kv.Value) {
+		return nil
+	}
+	kv, err = a.namespaces.store.Get(ctx, key, storage.GetOptions{})
 	if err != nil {
 		if storage.IsNotFound(err) {
 			return apierrors.NewNotFound(corev1.Resource("namespaces"), namespace)
 		}
 		return apiError(err, corev1.Resource("namespaces"), namespace)
+	}
+	if !mayBeTerminating(kv.Value) {
+		return nil
 	}
 	var ns namespaceState
 	if err := json.Unmarshal(kv.Value, &ns); err != nil {
@@ -102,4 +114,10 @@ func (a *API) checkNamespace(ctx context.Context, gr schema.GroupResource, name,
 		return e
 	}
 	return nil
+}
+
+// mayBeTerminating is a quick look at a stored namespace for a deletionTimestamp, so that the common
+// case, an active namespace, costs no decoding; a true answer is checked by decoding.
+func mayBeTerminating(value []byte) bool {
+	return bytes.Contains(value, []byte(`"deletionTimestamp"`))
 }

@@ -118,6 +118,11 @@ func TestWatch(t *testing.T) {
 
 func TestWatchExpired(t *testing.T) {
 	etcd := startEtcd(t)
+	// Revision 1 must predate the watch caches' first lists, or a cache holds every change since it
+	// and rightly serves a watch from it: a write outside the server's keys makes sure.
+	if _, err := etcd.client.Put(context.Background(), "/unrelated", "x"); err != nil {
+		t.Fatal(err)
+	}
 	a := start(t, "--etcd-servers", etcd.endpoint, "--etcd-compaction-interval", "0")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -100,6 +100,9 @@ type Cacher struct {
 	// notify closes (and is replaced) whenever the window grows or a bookmark is due: it wakes the
 	// watchers waiting for news.
 	notify chan struct{}
+	// advanced closes (and is replaced) whenever rev moves: it wakes the consistent reads waiting for
+	// the cache to reach etcd's revision.
+	advanced chan struct{}
 	// bookmarks counts the periodic bookmark ticks.
 	bookmarks uint64
 	// closed is set under mu when Run ends, so that no watcher starts afterwards.
@@ -107,6 +110,11 @@ type Cacher struct {
 
 	watchers     sync.WaitGroup
 	liveWatchers atomic.Int64
+
+	// progress asks the store's watches for progress marks; nil when the store cannot, and then
+	// consistent reads go to the store. progressAsked is when it last did (Unix nanoseconds).
+	progress      storage.ProgressRequester
+	progressAsked atomic.Int64
 }
 
 var _ storage.Store = (*Cacher)(nil)
@@ -124,15 +132,18 @@ func New(store storage.Store, prefix string, cfg Config) (*Cacher, error) {
 		prefix += "/"
 	}
 	cfg = cfg.withDefaults()
+	progress, _ := store.(storage.ProgressRequester)
 	return &Cacher{
-		store:   store,
-		prefix:  prefix,
-		cfg:     cfg,
-		logger:  cfg.Logger.With("prefix", prefix),
-		ready:   make(chan struct{}),
-		stopped: make(chan struct{}),
-		window:  newWindow(cfg.WindowSize),
-		notify:  make(chan struct{}),
+		store:    store,
+		prefix:   prefix,
+		cfg:      cfg,
+		logger:   cfg.Logger.With("prefix", prefix),
+		ready:    make(chan struct{}),
+		stopped:  make(chan struct{}),
+		window:   newWindow(cfg.WindowSize),
+		notify:   make(chan struct{}),
+		advanced: make(chan struct{}),
+		progress: progress,
 	}, nil
 }
 
@@ -228,16 +239,28 @@ func (c *Cacher) stoppedError(op string) error {
 
 // update runs f with mu held for writing. If f reports news, the watchers waiting for it wake once mu
 // is released: waking them under the lock would have each of them block on it at once.
+//
+// Readers waiting for the cache to reach a revision wait on advanced instead, which closes whenever
+// the revision moves: a progress mark moves it without news for the watchers, and waking a thousand
+// watchers for nothing on every consistent read would cost more than the read.
 func (c *Cacher) update(f func() (news bool)) {
 	c.mu.Lock()
-	var wake chan struct{}
+	before := c.rev
+	var wake, advanced chan struct{}
 	if f() {
 		wake = c.notify
 		c.notify = make(chan struct{})
 	}
+	if c.rev != before {
+		advanced = c.advanced
+		c.advanced = make(chan struct{})
+	}
 	c.mu.Unlock()
 	if wake != nil {
 		close(wake)
+	}
+	if advanced != nil {
+		close(advanced)
 	}
 }
 

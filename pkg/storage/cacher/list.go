@@ -15,15 +15,16 @@ import (
 // (a token from another server's cache) before the store answers it.
 const continueWait = 100 * time.Millisecond
 
-// List implements storage.Store.List. It answers from memory, without asking etcd, when the API lets
-// it return any state not older than the cache's:
-//   - resourceVersion "0" (any state), with resourceVersionMatch unset or NotOlderThan;
+// List implements storage.Store.List. It answers from memory when the API lets it return any state
+// not older than the cache's:
+//   - resourceVersion unset (the latest, a consistent read) once the cache has reached etcd's current
+//     revision, which costs etcd one revision read shared by concurrent readers (see consistent);
+//   - resourceVersion "0" (any state), with resourceVersionMatch unset or NotOlderThan, without asking etcd;
 //   - resourceVersion "N" with NotOlderThan, or with no match and no limit (the API's "not older
 //     than"), once the cache has reached N;
 //   - a continue token the cacher issued.
 //
-// The rest goes to the wrapped store: resourceVersion unset (a consistent read, which needs etcd),
-// Exact, a limited "N" without a match (also exact), the store's own continue tokens, prefixes
+// The rest goes to the wrapped store: a consistent read the cache cannot catch up with in time, Exact, a limited "N" without a match (also exact), the store's own continue tokens, prefixes
 // outside the cacher's, and every list before the cache is ready or after it stopped.
 //
 // Paging is the etcd3 store's: items sorted by key, filtered by opts.Filter, pages of opts.Limit
@@ -54,6 +55,14 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 		return c.continueList(ctx, sub, tok, opts)
 	}
 	switch {
+	case rv == "" && match == storage.MatchUnset:
+		fresh, err := c.consistent(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if fresh {
+			return c.listAt(c.view(), sub, sub, opts)
+		}
 	case rv == "0" && (match == storage.MatchUnset || match == storage.MatchNotOlderThan):
 		return c.listAt(c.view(), sub, sub, opts)
 	case rv != "" && rv != "0" && (match == storage.MatchNotOlderThan || (match == storage.MatchUnset && opts.Limit == 0)):
@@ -64,14 +73,25 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 	return c.store.List(ctx, prefix, opts)
 }
 
-// Get implements storage.Store.Get: resourceVersion "0", and "N" once the cache has reached N, are
-// answered from memory; "" (the latest, a quorum read), keys outside the cacher's prefix, and every
-// get before the cache is ready or after it stopped go to the wrapped store.
+// Get implements storage.Store.Get: resourceVersion "0", "N" once the cache has reached N, and "" (the
+// latest) once the cache has reached etcd's current revision are answered from memory; keys outside
+// the cacher's prefix, a latest read the cache cannot catch up with in time, and every get before the
+// cache is ready or after it stopped go to the wrapped store.
 func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions) (storage.KeyValue, error) {
-	if !strings.HasPrefix(key, c.prefix) || !c.serving() || opts.ResourceVersion == "" {
+	if !strings.HasPrefix(key, c.prefix) || !c.serving() {
 		return c.store.Get(ctx, key, opts)
 	}
-	if opts.ResourceVersion != "0" {
+	switch opts.ResourceVersion {
+	case "":
+		fresh, err := c.consistent(ctx)
+		if err != nil {
+			return storage.KeyValue{}, err
+		}
+		if !fresh {
+			return c.store.Get(ctx, key, opts)
+		}
+	case "0":
+	default:
 		n, err := parseRevision(opts.ResourceVersion)
 		if err != nil || c.revision() < n {
 			return c.store.Get(ctx, key, opts)

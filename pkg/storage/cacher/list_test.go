@@ -203,7 +203,7 @@ func TestListPassesThrough(t *testing.T) {
 		opts  storage.ListOptions
 		store bool
 	}{
-		{"latest", storage.ListOptions{}, true},
+		{"latest", storage.ListOptions{}, false},
 		{"any", storage.ListOptions{ResourceVersion: "0"}, false},
 		{"any not older", storage.ListOptions{ResourceVersion: "0", ResourceVersionMatch: storage.MatchNotOlderThan}, false},
 		{"not older than the cache", storage.ListOptions{ResourceVersion: strconv.FormatInt(rev, 10)}, false},
@@ -222,7 +222,7 @@ func TestListPassesThrough(t *testing.T) {
 	}
 
 	// The store's continue tokens go back to the store.
-	page, err := c.List(context.Background(), "configmaps/", storage.ListOptions{Limit: 1})
+	page, err := f.Store.List(context.Background(), "configmaps/", storage.ListOptions{Limit: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,8 @@ func TestListInvalid(t *testing.T) {
 	}
 }
 
-// Get with resourceVersion "0" (or one the cache has reached) is answered from memory.
+// Get with resourceVersion "0" (or one the cache has reached) is answered from memory; consistent
+// reads are TestConsistentReads'.
 func TestGet(t *testing.T) {
 	s := newEtcdStore(t, nil)
 	kv := create(t, s, "configmaps/ns/a", object("ns", "a", "a1"))
@@ -283,7 +284,7 @@ func TestGet(t *testing.T) {
 	if n := f.gets.Load(); n != 0 {
 		t.Errorf("%d gets reached the store", n)
 	}
-	for _, rv := range []string{"", strconv.FormatInt(kv.ModRevision+100, 10)} {
+	for _, rv := range []string{strconv.FormatInt(kv.ModRevision+100, 10)} {
 		gets := f.gets.Load()
 		_, err := c.Get(context.Background(), "configmaps/ns/a", storage.GetOptions{ResourceVersion: rv})
 		if err != nil && !storage.IsTooLargeResourceVersion(err) {

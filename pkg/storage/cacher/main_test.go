@@ -88,7 +88,7 @@ func startCacher(tb testing.TB, store storage.Store, prefix string, cfg Config) 
 // faultStore wraps a store to count calls and to break its watches on demand.
 type faultStore struct {
 	storage.Store
-	watches, lists, gets atomic.Int64
+	watches, lists, gets, progressRequests, cachedUpdates atomic.Int64
 	// rewind is taken off the revisions the store reports, as if etcd had lost its latest writes.
 	rewind atomic.Int64
 
@@ -120,6 +120,23 @@ func (f *faultStore) CurrentRevision(ctx context.Context) (int64, error) {
 	rev, err := f.Store.CurrentRevision(ctx)
 	return rev - f.rewind.Load(), err
 }
+
+// RequestWatchProgress forwards progress requests, so that the cacher serves consistent reads.
+func (f *faultStore) RequestWatchProgress(ctx context.Context) error {
+	f.progressRequests.Add(1)
+	return f.Store.(storage.ProgressRequester).RequestWatchProgress(ctx)
+}
+
+// GuaranteedUpdate counts the updates that came with a cached value.
+func (f *faultStore) GuaranteedUpdate(ctx context.Context, key string, tryUpdate storage.UpdateFunc, opts storage.UpdateOptions) (storage.KeyValue, error) {
+	if opts.Cached != nil {
+		f.cachedUpdates.Add(1)
+	}
+	return f.Store.GuaranteedUpdate(ctx, key, tryUpdate, opts)
+}
+
+// plainStore hides a store's progress requests: the cacher must then leave consistent reads to it.
+type plainStore struct{ storage.Store }
 
 func (f *faultStore) Get(ctx context.Context, key string, opts storage.GetOptions) (storage.KeyValue, error) {
 	f.gets.Add(1)

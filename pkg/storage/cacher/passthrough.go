@@ -2,6 +2,7 @@ package cacher
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/apictl/apictl/pkg/storage"
@@ -14,8 +15,19 @@ func (c *Cacher) Create(ctx context.Context, key string, value []byte, ttl time.
 	return c.store.Create(ctx, key, value, ttl)
 }
 
-// GuaranteedUpdate implements storage.Store by passing the call to the wrapped store.
+// GuaranteedUpdate implements storage.Store by passing the call to the wrapped store, with the cached
+// value of the key as the value to try first (storage.UpdateOptions.Cached), as kube's watch cache
+// does: an update then usually costs etcd one transaction instead of a read and a transaction.
 func (c *Cacher) GuaranteedUpdate(ctx context.Context, key string, tryUpdate storage.UpdateFunc, opts storage.UpdateOptions) (storage.KeyValue, error) {
+	if opts.Cached == nil && strings.HasPrefix(key, c.prefix) && c.serving() {
+		c.mu.RLock()
+		v := c.index.get(key)
+		c.mu.RUnlock()
+		if v != nil {
+			kv := v.kv
+			opts.Cached = &kv
+		}
+	}
 	return c.store.GuaranteedUpdate(ctx, key, tryUpdate, opts)
 }
 

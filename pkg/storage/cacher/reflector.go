@@ -125,7 +125,7 @@ func (c *Cacher) relist(ctx context.Context) error {
 func (c *Cacher) follow(ctx context.Context) (bool, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	events, err := c.store.Watch(wctx, c.prefix, storage.WatchOptions{Revision: c.revision()})
+	events, err := c.store.Watch(wctx, c.prefix, storage.WatchOptions{Revision: c.revision(), ProgressNotify: c.progress != nil})
 	if err != nil {
 		return false, err
 	}
@@ -181,6 +181,11 @@ func (c *Cacher) apply(batch []storage.Event) (int, error) {
 					failed = errWatchEnded
 				}
 				break
+			}
+			if ev.Type == storage.Progress {
+				// Nothing changed here up to the mark: the cache is current to it.
+				c.rev = max(c.rev, ev.Revision)
+				continue
 			}
 			ch := c.applyOne(ev)
 			if ch == nil {

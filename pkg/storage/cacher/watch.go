@@ -193,12 +193,12 @@ func (c *Cacher) startNotOlderThan(ctx context.Context, w *watcher[*Event], rev 
 // reached.
 //
 // A cache behind rev cannot tell whether it lacks a change up to rev or whether the revisions since
-// its own went to other resources: etcd's revision is shared, and the store's watch says nothing
-// about revisions without changes here. So the initial state then comes from the store, and the
-// watch goes on from the cache's window after the list's revision.
+// its own went to other resources: etcd's revision is shared. A progress mark from the store's watch
+// settles it (reach); without one in time, the initial state comes from the store, and the watch goes
+// on from the cache's window after the list's revision.
 func (c *Cacher) startInitial(ctx context.Context, w *watcher[*Event], rev int64) error {
 	w.initialEnd = true
-	if c.revision() >= rev {
+	if c.revision() >= rev || (c.progress != nil && c.reach(ctx, rev)) {
 		return c.startFromCache(w)
 	}
 	list, err := c.store.List(ctx, w.prefix, storage.ListOptions{ResourceVersion: strconv.FormatInt(rev, 10),

@@ -20,7 +20,7 @@ func (s *Store) StartCompactor(ctx context.Context) {
 	if s.compactionInterval <= 0 {
 		return
 	}
-	s.goBackground(ctx, s.compactLoop)
+	_ = s.goBackground(ctx, s.compactLoop)
 }
 
 func (s *Store) compactLoop(ctx context.Context) {

@@ -92,12 +92,17 @@ type Store struct {
 	// activeWatches counts the etcd watches open now: with watch caches, one per resource however many
 	// clients watch.
 	activeWatches atomic.Int64
+	// revisions shares quorum reads of the current revision among concurrent callers.
+	revisions *revisionReads
 }
 
 // ActiveWatches returns how many etcd watches the store has open.
 func (s *Store) ActiveWatches() int64 { return s.activeWatches.Load() }
 
-var _ storage.Store = (*Store)(nil)
+var (
+	_ storage.Store             = (*Store)(nil)
+	_ storage.ProgressRequester = (*Store)(nil)
+)
 
 // New connects to etcd and checks that it answers, retrying for up to a few HealthcheckTimeouts; it
 // fails with an error naming the endpoints if etcd stays silent. ctx bounds the whole wait.
@@ -156,7 +161,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		watchBufferSize:    cfg.WatchBufferSize,
 		slowWatchGrace:     slowWatchGrace,
 		logger:             cfg.Logger,
+		revisions:          newRevisionReads(),
 	}
+	_ = s.goBackground(context.Background(), func(ctx context.Context) { s.revisions.loop(ctx, s.readRevision) })
 	if err := s.waitReachable(ctx); err != nil {
 		return nil, errors.Join(err, s.Close())
 	}
@@ -243,12 +250,12 @@ func (s *Store) Close() error {
 }
 
 // goBackground runs f in a goroutine that Close stops and waits for; on a closed store it does
-// nothing.
-func (s *Store) goBackground(ctx context.Context, f func(ctx context.Context)) {
+// nothing and returns false. Each call keeps a cancel function until Close: for long-lived loops only.
+func (s *Store) goBackground(ctx context.Context, f func(ctx context.Context)) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return
+		return false
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s.cancels = append(s.cancels, cancel)
@@ -258,4 +265,5 @@ func (s *Store) goBackground(ctx context.Context, f func(ctx context.Context)) {
 		defer cancel()
 		f(ctx)
 	}()
+	return true
 }

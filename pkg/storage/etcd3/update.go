@@ -10,8 +10,8 @@ import (
 	"github.com/apictl/apictl/pkg/storage"
 )
 
-// GuaranteedUpdate reads key, asks tryUpdate for the next value and writes it with a transaction that
-// requires the mod revision to be unchanged. When another writer got there first, the transaction's
+// GuaranteedUpdate reads key (or starts from opts.Cached), asks tryUpdate for the next value and writes
+// it with a transaction that requires the mod revision to be unchanged. When another writer got there first, the transaction's
 // else branch returns the fresh value and tryUpdate runs again on it, without another read. With
 // opts.ExpectedRevision set, a moved object is a Conflict instead. An unchanged value is not written
 // (nor is its lease renewed). opts.TTL > 0 attaches a lease; 0 keeps whatever lease the key has, so an
@@ -20,9 +20,23 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 	if key == "" {
 		return storage.KeyValue{}, invalid("update: the key is empty")
 	}
-	current, err := s.readCurrent(ctx, "update", key)
-	if err != nil {
-		return storage.KeyValue{}, err
+	var current storage.KeyValue
+	// fresh says current was read from etcd; a cached value only decides what to try first.
+	fresh := false
+	if c := opts.Cached; c != nil && c.Key == key && (opts.ExpectedRevision == 0 || c.ModRevision == opts.ExpectedRevision) {
+		current = *c
+	} else {
+		var err error
+		if current, err = s.readCurrent(ctx, "update", key); err != nil {
+			return storage.KeyValue{}, err
+		}
+		fresh = true
+	}
+	refresh := func() error {
+		var err error
+		current, err = s.readCurrent(ctx, "update", key)
+		fresh = true
+		return err
 	}
 	for {
 		if opts.ExpectedRevision != 0 && current.ModRevision != opts.ExpectedRevision {
@@ -30,10 +44,17 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 				ResourceVersion: opts.ExpectedRevision, CurrentRevision: current.ModRevision}
 		}
 		next, err := tryUpdate(current)
-		if err != nil {
-			return storage.KeyValue{}, err
-		}
-		if bytes.Equal(next, current.Value) {
+		if err != nil || bytes.Equal(next, current.Value) {
+			if !fresh {
+				// The verdict of a stale value counts for nothing: ask again on the current one.
+				if err := refresh(); err != nil {
+					return storage.KeyValue{}, err
+				}
+				continue
+			}
+			if err != nil {
+				return storage.KeyValue{}, err
+			}
 			return current, nil
 		}
 		putOpts := []clientv3.OpOption{clientv3.WithIgnoreLease()}
@@ -63,6 +84,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 		if current, err = fromElse(txn, "update", key); err != nil {
 			return storage.KeyValue{}, err
 		}
+		fresh = true
 	}
 }
 

@@ -41,20 +41,31 @@ func (s *Store) Watch(ctx context.Context, prefix string, opts storage.WatchOpti
 	// wait silently for changes that cannot reach it.
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	w := &watch{
-		ctx:     ctx,
-		cancel:  cancel,
-		prefix:  prefix,
-		start:   start,
-		last:    start,
-		filter:  opts.Filter,
-		out:     make(chan storage.Event, s.watchBufferSize),
-		grace:   s.slowWatchGrace,
-		store:   s,
-		updates: s.watcher.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithPrevKV(), clientv3.WithRev(start+1)),
+		ctx:      ctx,
+		cancel:   cancel,
+		prefix:   prefix,
+		start:    start,
+		last:     start,
+		filter:   opts.Filter,
+		progress: opts.ProgressNotify,
+		out:      make(chan storage.Event, s.watchBufferSize),
+		grace:    s.slowWatchGrace,
+		store:    s,
+		updates:  s.watcher.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithPrevKV(), clientv3.WithRev(start+1)),
 	}
 	s.activeWatches.Add(1)
 	go w.run()
 	return w.out, nil
+}
+
+// RequestWatchProgress implements storage.ProgressRequester: etcd answers on the stream every watch
+// of the store shares, and each watch opened with ProgressNotify turns the answer into a Progress event.
+func (s *Store) RequestWatchProgress(ctx context.Context) error {
+	// The stream is chosen by the context's metadata: it must be the watches' (see Watch).
+	if err := s.watcher.RequestProgress(clientv3.WithRequireLeader(ctx)); err != nil {
+		return s.interpret("request watch progress", "", err)
+	}
+	return nil
 }
 
 type watch struct {
@@ -64,6 +75,7 @@ type watch struct {
 	// start is the revision the watch began after; last is the revision of the last event buffered.
 	start, last int64
 	filter      storage.Filter
+	progress    bool
 	out         chan storage.Event
 	grace       time.Duration
 	store       *Store
@@ -78,6 +90,14 @@ func (w *watch) run() {
 		if err := resp.Err(); err != nil {
 			w.fail(err, resp.CompactRevision)
 			return
+		}
+		if resp.IsProgressNotify() {
+			// Every change up to the header's revision has been delivered (etcd answers a progress
+			// request only for a watch that has caught up).
+			if w.progress && resp.Header.Revision > w.last && !w.send(storage.Event{Type: storage.Progress, Revision: resp.Header.Revision}) {
+				return
+			}
+			continue
 		}
 		for _, ev := range resp.Events {
 			event, err := parseEvent(ev)
