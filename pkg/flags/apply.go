@@ -217,7 +217,7 @@ func (o *AuthenticationOptions) ApplyTo(_ context.Context, cfg *serve.Config) er
 		cfg.SecureServing.ClientCA = ca
 	}
 	if cfg.SecureServing != nil && cfg.SecureServing.ClientCA != nil {
-		authenticators = append(authenticators, auth.ClientCert{Roots: cfg.SecureServing.ClientCA.Pool})
+		authenticators = append(authenticators, &auth.ClientCert{Roots: cfg.SecureServing.ClientCA.Pool})
 	}
 	if o.TokenAuthFile != "" {
 		tokens, err := auth.LoadTokenFile(o.TokenAuthFile)

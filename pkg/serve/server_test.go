@@ -76,7 +76,7 @@ func startTestServer(t *testing.T, modify func(*Config), resources fakeResources
 			Listener: listen(t), Cert: cert, ClientCA: ca, HTTP2MaxStreamsPerConnection: 250,
 		},
 		InsecureServing: &InsecureServingInfo{Listener: listen(t)},
-		Authentication:  auth.Union(nil, auth.ClientCert{Roots: ca.Pool}, tokens),
+		Authentication:  auth.Union(nil, &auth.ClientCert{Roots: ca.Pool}, tokens),
 		Authorization:   auth.Chain(auth.AlwaysAllow),
 		Notify:          func(string) error { return nil },
 		API:             routes.Builtin(),

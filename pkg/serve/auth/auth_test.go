@@ -53,7 +53,7 @@ func TestUnion(t *testing.T) {
 			if tt.header != "" {
 				r.Header.Set("Authorization", tt.header)
 			}
-			u, ok, err := Union(tt.anonymous, ClientCert{Roots: func() *x509.CertPool { return nil }}, tokens).AuthenticateRequest(r)
+			u, ok, err := Union(tt.anonymous, &ClientCert{Roots: func() *x509.CertPool { return nil }}, tokens).AuthenticateRequest(r)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v", err)
 			}
