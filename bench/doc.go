@@ -7,9 +7,14 @@
 //	BENCH_DURATION=10s go test ./bench -run TestHarness -v    # any length
 //	BENCH_JSON=/tmp/report.json go test ./bench -run TestHarness -v   # also write the report as JSON
 //	BENCH_GUARD=1 go test ./bench -run TestHarness -v         # fail below half of issue 8's ratios
-//	BENCH_ONLY=GET,CREATE go test ./bench -run TestHarness -v # only these operations, no start-up or memory
+//	BENCH_ONLY=GET,CREATE go test ./bench -run TestHarness -v # only these operations (see below)
+//
+// Besides the operations, a run measures start-up and memory, an overload of ten times
+// --max-requests-inflight, and `kubectl get` of the listed objects (when kubectl is on PATH; 1
+// warm-up and 5 timed runs, 3 in a short run); BENCH_ONLY skips all four.
 //
 // A run is short unless BENCH_FULL=1, so that every `go test ./...` stays quick; -short keeps it short
 // whatever the environment, and BENCH_DURATION wins over both. A relative BENCH_JSON is relative to
-// this directory. Failed requests always fail the test; ratios fail it only with BENCH_GUARD=1.
+// this directory. Failed requests (kubectl runs and overload answers included) always fail the test;
+// ratios fail it only with BENCH_GUARD=1.
 package bench

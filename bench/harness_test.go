@@ -83,7 +83,7 @@ func TestHarness(t *testing.T) {
 		"-json", jsonPath,
 	}
 	if s.short {
-		args = append(args, "-short", "-settle", "200ms")
+		args = append(args, "-short", "-settle", "200ms", "-kubectl-runs", "3")
 	}
 	if s.only != "" {
 		args = append(args, "-only", s.only)

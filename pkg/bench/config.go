@@ -32,10 +32,16 @@ type Config struct {
 	StartupRuns int
 	// Settle is how long the server idles before its memory is read (default 1s).
 	Settle time.Duration
+	// Kubectl is the kubectl binary timed printing the listed objects; empty looks for kubectl on
+	// PATH, and without one that measurement is skipped. KubectlRuns is how many timed runs its
+	// medians are of, after one warm-up (default 5).
+	Kubectl     string
+	KubectlRuns int
 	// Short marks a short run in the report; it changes nothing else.
 	Short bool
 	// Only, when not empty, names the server operations to measure (each with its etcd counterpart)
-	// and skips the start-up and memory measurements: for working on one operation.
+	// and skips the start-up, memory, overload and kubectl measurements: for working on one
+	// operation.
 	Only []Operation
 
 	// WorkDir is where the run's temporary directory is made (default os.TempDir()). Everything the
@@ -52,6 +58,7 @@ const (
 	DefaultMemoryObjects = 12000
 	DefaultStartupRuns   = 3
 	DefaultSettle        = time.Second
+	DefaultKubectlRuns   = 5
 	// ShortDuration is the measurement length of a short run (CI): long enough for hundreds of
 	// requests per measurement, short enough for the whole run to take well under a minute.
 	ShortDuration = 300 * time.Millisecond
@@ -99,6 +106,9 @@ func (c Config) complete() (Config, error) {
 	}
 	if c.Settle <= 0 {
 		c.Settle = DefaultSettle
+	}
+	if c.KubectlRuns <= 0 {
+		c.KubectlRuns = DefaultKubectlRuns
 	}
 	if c.WorkDir == "" {
 		c.WorkDir = os.TempDir()

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,32 @@ func TestServerKeys(t *testing.T) {
 	}
 	if got, want := serverPrefix("bench-list"), "/registry/configmaps/bench-list/"; got != want {
 		t.Errorf("prefix %q, want %q", got, want)
+	}
+}
+
+func TestClearWrites(t *testing.T) {
+	cli := testEtcd(t)
+	ctx := context.Background()
+	keep := []string{serverKey(listNamespace, "list-00000"), serverKey(writeNamespace+"x", "a"), etcdScratch + "create/a"}
+	for _, k := range append([]string{serverKey(writeNamespace, "a"), serverKey(writeNamespace, "b")}, keep...) {
+		if _, err := cli.Put(ctx, k, "{}"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := clearWrites(ctx, cli); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := cli.Get(ctx, "/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, kv := range resp.Kvs {
+		left = append(left, string(kv.Key))
+	}
+	slices.Sort(keep)
+	if !slices.Equal(left, keep) {
+		t.Errorf("left %q, want %q", left, keep)
 	}
 }
 

@@ -2,14 +2,20 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 )
 
-// op performs one request. An error is a failed request: it is counted, never timed.
+// op performs one request. An error is a failed request: it is counted, never timed; errShed is a
+// request the server turned away as it should, counted apart.
 type op func(ctx context.Context) error
+
+// errShed is what an op returns for an answer that sheds load the way the server must under
+// overload (a 429 with Retry-After and a TooManyRequests Status): neither a success nor a failure.
+var errShed = errors.New("turned away with 429 Too Many Requests")
 
 // newWorker prepares worker w (0 <= w < concurrency) and returns the request it repeats. The
 // preparation (reading the worker's own object, say) is not measured.
@@ -35,6 +41,8 @@ type tally struct {
 	// Failed counts failed requests in the measured window; FirstError is the first of them.
 	Failed     int
 	FirstError error
+	// Shed counts the requests in the measured window that the server turned away (errShed).
+	Shed int
 	// Issued counts every request sent, warm-up and overrun included: allocations observed on the
 	// server over the whole run are divided by it.
 	Issued int
@@ -74,6 +82,7 @@ type workerTally struct {
 	failed    int
 	firstErr  error
 	firstAt   time.Time
+	shed      int
 	issued    int
 }
 
@@ -123,6 +132,10 @@ func runWorker(ctx context.Context, o op, from, until time.Time) workerTally {
 		if end.Before(from) || !end.Before(until) {
 			continue
 		}
+		if errors.Is(err, errShed) {
+			wt.shed++
+			continue
+		}
 		if err != nil {
 			if wt.failed == 0 {
 				wt.firstErr, wt.firstAt = err, end
@@ -146,6 +159,7 @@ func merge(tallies []workerTally, elapsed time.Duration) tally {
 	for _, wt := range tallies {
 		t.Latencies = append(t.Latencies, wt.latencies...)
 		t.Failed += wt.failed
+		t.Shed += wt.shed
 		t.Issued += wt.issued
 		if wt.firstErr != nil && (t.FirstError == nil || wt.firstAt.Before(firstAt)) {
 			t.FirstError, firstAt = wt.firstErr, wt.firstAt

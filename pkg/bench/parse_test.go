@@ -131,7 +131,8 @@ func TestConfigComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Warmup != 60*time.Millisecond || !slices.Equal(got.Concurrency, []int{8, 32}) || got.ListObjects != 1000 ||
-		got.MemoryObjects != 12000 || got.StartupRuns != 3 || got.Settle != time.Second || got.Logger == nil || got.WorkDir == "" {
+		got.MemoryObjects != 12000 || got.StartupRuns != 3 || got.Settle != time.Second || got.KubectlRuns != 5 || got.Kubectl != "" ||
+		got.Logger == nil || got.WorkDir == "" {
 		t.Errorf("defaults not filled in: %+v", got)
 	}
 	if got, _ := (Config{Apictl: "a", Etcd: "e"}).complete(); got.Duration != 5*time.Second || got.Warmup != time.Second {

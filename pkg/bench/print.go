@@ -21,13 +21,23 @@ func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "apictl serve vs etcd: %s %s/%s, GOMAXPROCS %d, %d CPUs (%s)\n", e.GoVersion, e.OS, e.Arch, e.GOMAXPROCS, e.NumCPU, e.CPUModel)
 	fmt.Fprintf(&b, "%s run: each measurement %s after a %s warm-up\n", mode, e.Duration, e.Warmup)
-	fmt.Fprintf(&b, "etcd: %s\nclients: %s\n\n", e.Etcd, e.Client)
+	fmt.Fprintf(&b, "etcd: %s\nclients: %s\n", e.Etcd, e.Client)
+	if r.Overload != nil {
+		fmt.Fprintf(&b, "overload clients: %s\n", r.Overload.Client)
+	}
+	if r.Kubectl != nil && r.Kubectl.Invocation != "" {
+		fmt.Fprintf(&b, "kubectl: %s\n", r.Kubectl.Invocation)
+	}
+	b.WriteString("\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
 	tables := []output.Table{r.etcdTable(), r.serverTable()}
 	if len(r.Startup.Runs) > 0 {
 		tables = append(tables, r.startupTable())
+	}
+	if r.Overload != nil || r.Kubectl != nil {
+		tables = append(tables, r.loadTable())
 	}
 	for i, t := range tables {
 		if i > 0 {
@@ -114,6 +124,91 @@ func (r *Report) startupTable() output.Table {
 			{"peak resident memory (VmHWM)", formatBytes(m.PeakRSS), "-", "-"},
 		},
 	}
+}
+
+// loadTable shows the overload of a server of its own and kubectl against the compared server, both
+// on the harness's etcd with the listed objects.
+func (r *Report) loadTable() output.Table {
+	t := output.Table{
+		Title:  "load and clients (on the harness's etcd, listing the seeded objects)",
+		Header: []string{"MEASURE", "VALUE", "TARGET", "VERDICT"},
+	}
+	if o := r.Overload; o != nil {
+		t.Rows = append(t.Rows, o.rows()...)
+	}
+	if k := r.Kubectl; k != nil {
+		t.Rows = append(t.Rows, k.rows()...)
+	}
+	return t
+}
+
+func (o *Overload) rows() [][]string {
+	limit := fmt.Sprintf("≤ %s (idle + %s)", formatBytes(o.PeakLimit()), formatBytes(o.Allowance))
+	tooMany, failed := "ok", "ok"
+	if o.TooMany == 0 {
+		tooMany = "none"
+	}
+	if o.Failed > 0 {
+		failed = "FAILED"
+	}
+	return [][]string{
+		{fmt.Sprintf("overload: %d clients LIST %d objects, --max-requests-inflight %d; 200s (p50 %s, p99 %s)",
+			o.Clients, o.Objects, o.ReadLimit, formatLatency(o.P50), formatLatency(o.P99)), formatRate(o.OKPerSecond) + "/s", "-", "-"},
+		{"overload: 429s with Retry-After and a TooManyRequests Status", formatRate(o.TooManyPerSecond) + "/s", "> 0", tooMany},
+		{"overload: other answers (failed requests)", strconv.Itoa(o.Failed), "0", failed},
+		{"overload: resident memory before (VmRSS)", formatBytes(o.IdleRSS), "-", "-"},
+		{fmt.Sprintf("overload: peak resident memory (largest of %d VmRSS readings)", o.Samples), formatBytes(o.PeakRSS), limit, atMost(o.PeakRSS, o.PeakLimit())},
+		{"overload: peak resident memory (VmHWM)", formatBytes(o.HWM), limit, atMost(o.HWM, o.PeakLimit())},
+		{"overload: resident memory after, idle again (VmRSS)", formatBytes(o.AfterRSS), "-", "-"},
+	}
+}
+
+func (k *Kubectl) rows() [][]string {
+	get := fmt.Sprintf("kubectl get configmaps, table of %d", k.Objects)
+	target := "< " + formatLatency(k.Target)
+	if k.Skipped != "" {
+		return [][]string{{get, "skipped: " + k.Skipped, target, "-"}}
+	}
+	version := "kubectl version --client (kubectl's own start-up)"
+	if k.Version != "" {
+		version = fmt.Sprintf("kubectl version --client (%s: kubectl's own start-up)", k.Version)
+	}
+	rows := [][]string{
+		{get + ", insecure port, " + k.Get.describe(), formatTiming(k.Get), target, k.verdict(k.Get)},
+		{get + ", TLS (admin kubeconfig), " + k.GetTLS.describe(), formatTiming(k.GetTLS), target, k.verdict(k.GetTLS)},
+		{version + ", " + k.Client.describe(), formatTiming(k.Client), "-", "-"},
+	}
+	if k.Failed > 0 {
+		rows = append(rows, []string{"kubectl runs that failed or printed a wrong table", strconv.Itoa(k.Failed), "0", "FAILED"})
+	}
+	return rows
+}
+
+// verdict compares a get's median with the target, which it must beat.
+func (k *Kubectl) verdict(t Timing) string {
+	switch {
+	case len(t.Runs) == 0:
+		return "no data"
+	case t.Median < k.Target:
+		return "ok"
+	default:
+		return "over target"
+	}
+}
+
+// describe says what a timing's value is: "median of 5 (min 120ms, max 180ms)".
+func (t Timing) describe() string {
+	if len(t.Runs) == 0 {
+		return "no successful run"
+	}
+	return fmt.Sprintf("median of %d (min %s, max %s)", len(t.Runs), formatLatency(t.Min), formatLatency(t.Max))
+}
+
+func formatTiming(t Timing) string {
+	if len(t.Runs) == 0 {
+		return "-"
+	}
+	return formatLatency(t.Median)
 }
 
 func atMost(v, limit int64) string {

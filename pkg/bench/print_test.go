@@ -6,8 +6,11 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/apictl/apictl/pkg/output"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -55,9 +58,67 @@ func sampleReport() *Report {
 		Startup: Startup{Runs: []time.Duration{ms(97.1), ms(78.4), ms(118)}, Median: ms(97.1), Target: StartupTarget},
 		Memory: Memory{IdleRSS: 52 << 20, Objects: 12000, LoadedRSS: 81 << 20, PeakRSS: 90 << 20,
 			IdleTarget: IdleRSSTarget, LoadedTarget: LoadedRSSTarget},
+		Overload: sampleOverload(),
+		Kubectl: &Kubectl{Version: "v1.32.4", Invocation: kubectlInvocation, Objects: 1000, Warmups: 1, Runs: 5, Target: KubectlTarget,
+			Get:    newTiming([]time.Duration{ms(152), ms(148), ms(171), ms(160), ms(149)}),
+			GetTLS: newTiming([]time.Duration{ms(163), ms(158), ms(181), ms(170), ms(155)}),
+			Client: newTiming([]time.Duration{ms(41.2), ms(39.8), ms(44), ms(40.5), ms(39.9)})},
 	}
 	r.Ratios = computeRatios(r.Results, Targets())
 	return r
+}
+
+// sampleOverload is an overload that went as it should.
+func sampleOverload() *Overload {
+	return &Overload{
+		ReadLimit: OverloadReadLimit, MutatingLimit: OverloadMutatingLimit, Clients: 100, Objects: 1000,
+		Client: overloadClientDescription, Warmup: time.Second, Duration: 5 * time.Second,
+		OK: 1500, OKPerSecond: 300, P50: 118 * time.Millisecond, P99: 240 * time.Millisecond,
+		TooMany: 12500, TooManyPerSecond: 2500,
+		IdleRSS: 61 << 20, PeakRSS: 77 << 20, Samples: 120, HWM: 78 << 20, AfterRSS: 70 << 20, Allowance: OverloadAllowance,
+	}
+}
+
+// TestLoadTable covers the load table's rows when something went wrong, one golden file per case.
+func TestLoadTable(t *testing.T) {
+	failed := sampleOverload()
+	failed.TooMany, failed.TooManyPerSecond, failed.Failed = 0, 0, 12
+	failed.FirstError = "GET /api/v1/namespaces/bench-list/configmaps: 503 Service Unavailable, want 200 or 429: {}"
+	failed.PeakRSS, failed.HWM = 400<<20, 420<<20
+	tests := []struct {
+		name   string
+		report Report
+	}{
+		{name: "kubectl-skipped", report: Report{Overload: sampleOverload(), Kubectl: &Kubectl{Skipped: "kubectl is not on PATH", Objects: 1000, Target: KubectlTarget}}},
+		{name: "failures", report: Report{Overload: failed, Kubectl: &Kubectl{Version: "v1.32.4", Objects: 1000, Warmups: 1, Runs: 3, Target: KubectlTarget,
+			Client: newTiming([]time.Duration{40 * time.Millisecond, 41 * time.Millisecond, 39 * time.Millisecond}), Failed: 4,
+			FirstError: "kubectl get configmaps ... printed a wrong table: 999 rows, want one per each of the 1000 seeded objects"}}},
+		{name: "kubectl-at-target", report: Report{Kubectl: &Kubectl{Objects: 1000, Warmups: 1, Runs: 1, Target: KubectlTarget,
+			Get: newTiming([]time.Duration{KubectlTarget - time.Millisecond}), GetTLS: newTiming([]time.Duration{KubectlTarget}),
+			Client: newTiming([]time.Duration{50 * time.Millisecond})}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := output.WriteTable(&b, tt.report.loadTable(), true); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "load-"+tt.name+".txt", b.Bytes())
+		})
+	}
+}
+
+func TestWriteTextWithoutLoad(t *testing.T) {
+	// A run of some operations only (BENCH_ONLY) has no load table.
+	r := sampleReport()
+	r.Overload, r.Kubectl, r.Startup = nil, nil, Startup{}
+	var b bytes.Buffer
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "load and clients") || strings.Contains(b.String(), "embedded etcd") {
+		t.Errorf("tables of skipped measurements printed:\n%s", b.String())
+	}
 }
 
 func TestWriteText(t *testing.T) {
@@ -94,7 +155,8 @@ func TestWriteJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := sampleReport()
-	if len(back.Ratios) != len(want.Ratios) || back.Ratios[0] != want.Ratios[0] || back.Startup.Median != 97100*time.Microsecond {
+	if len(back.Ratios) != len(want.Ratios) || back.Ratios[0] != want.Ratios[0] || back.Startup.Median != 97100*time.Microsecond ||
+		back.Overload == nil || *back.Overload != *want.Overload || back.Kubectl == nil || back.Kubectl.Get.Median != want.Kubectl.Get.Median {
 		t.Errorf("round trip lost data: %+v", back)
 	}
 }

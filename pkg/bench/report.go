@@ -77,6 +77,9 @@ type Report struct {
 	Ratios  []Ratio `json:"ratios"`
 	Startup Startup `json:"startup"`
 	Memory  Memory  `json:"memory"`
+	// Overload and Kubectl are nil when the run measured only some operations (Config.Only).
+	Overload *Overload `json:"overload,omitempty"`
+	Kubectl  *Kubectl  `json:"kubectl,omitempty"`
 }
 
 // Result is one measurement.
@@ -190,7 +193,9 @@ func computeRatios(results []Result, targets []Target) []Ratio {
 }
 
 // Check reports what makes the run fail: any failed request (numbers from failing requests mean
-// nothing) always, and, with guard, every ratio below half of its target or without data.
+// nothing) always, among them answers to the overload other than 200 and a proper 429, and kubectl
+// runs that failed or printed a wrong table; and, with guard, every ratio below half of its target
+// or without data.
 func (r *Report) Check(guard bool) error {
 	var errs []error
 	for _, res := range r.Results {
@@ -198,6 +203,14 @@ func (r *Report) Check(guard bool) error {
 			errs = append(errs, fmt.Errorf("%s via %s at concurrency %d: %d of %d requests failed, the first with: %s",
 				res.Operation, res.Via, res.Concurrency, res.Failed, res.Failed+res.Requests, res.FirstError))
 		}
+	}
+	if o := r.Overload; o != nil && o.Failed > 0 {
+		errs = append(errs, fmt.Errorf("overload of %d clients: %d of %d requests failed (neither 200 nor 429 with Retry-After and a TooManyRequests Status), the first with: %s",
+			o.Clients, o.Failed, o.Failed+o.OK+o.TooMany, o.FirstError))
+	}
+	if k := r.Kubectl; k != nil && k.Failed > 0 {
+		errs = append(errs, fmt.Errorf("kubectl: %d of %d runs failed, the first with: %s",
+			k.Failed, kubectlCommands*(k.Warmups+k.Runs), k.FirstError))
 	}
 	if guard {
 		for _, ra := range r.Ratios {

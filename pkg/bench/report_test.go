@@ -112,6 +112,15 @@ func TestCheck(t *testing.T) {
 			wantErr: []string{"GET via http/1.1 at concurrency 8: 0.00× etcd get"}},
 		{name: "failed requests fail without the guard", report: Report{Results: []Result{failed}},
 			wantErr: []string{"CREATE via h2+tls at concurrency 8: 2 of 12 requests failed, the first with: POST x: 500"}},
+		{name: "an overload answered as it should", report: Report{Overload: &Overload{Clients: 100, OK: 10, TooMany: 90}}},
+		// Memory over the allowance and no 429 at all are verdicts in the table, not failed requests.
+		{name: "an overload without 429s", report: Report{Overload: &Overload{Clients: 100, OK: 10, IdleRSS: 1, PeakRSS: 1 << 30}}},
+		{name: "an overload with other answers", report: Report{Overload: &Overload{Clients: 100, OK: 10, TooMany: 85, Failed: 5, FirstError: "GET x: 500"}},
+			wantErr: []string{"overload of 100 clients: 5 of 100 requests failed (neither 200 nor 429 with Retry-After and a TooManyRequests Status), the first with: GET x: 500"}},
+		{name: "kubectl skipped", report: Report{Kubectl: &Kubectl{Skipped: "kubectl is not on PATH"}}},
+		{name: "kubectl over its target", report: Report{Kubectl: &Kubectl{Warmups: 1, Runs: 1, Get: newTiming([]time.Duration{time.Second}), Target: KubectlTarget}}},
+		{name: "kubectl printed a wrong table", report: Report{Kubectl: &Kubectl{Warmups: 1, Runs: 5, Failed: 1, FirstError: "kubectl get: 999 rows"}},
+			wantErr: []string{"kubectl: 1 of 18 runs failed, the first with: kubectl get: 999 rows"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,7 +1,8 @@
 // Package bench measures `apictl serve` against the etcd it stores in: the same reads and writes done
 // through the server (over plain HTTP/1.1 and over TLS with HTTP/2) and directly with clientv3, at
 // several concurrencies, in one run, with the ratios issue 8 sets targets for; plus the server's
-// start-up time and resident memory.
+// start-up time and resident memory, its answers and memory under an overload of ten times its
+// --max-requests-inflight, and the time `kubectl get` takes to print the listed objects.
 //
 // Everything runs in child processes so that each side's numbers are its own: the server is the real
 // apictl binary, and etcd is a single member (fsync on) in a process of its own that both the server
@@ -51,7 +52,7 @@ func Run(ctx context.Context, cfg Config) (_ *Report, err error) {
 			return nil, err
 		}
 	}
-	if report.Results, err = compare(ctx, cfg, filepath.Join(dir, "compare")); err != nil {
+	if err := compare(ctx, cfg, filepath.Join(dir, "compare"), report); err != nil {
 		return nil, err
 	}
 	report.Ratios = computeRatios(report.Results, Targets())
@@ -122,56 +123,75 @@ func measureMemory(ctx context.Context, cfg Config, s *server, mem *Memory) erro
 	return err
 }
 
-// compare runs the server on the harness's etcd and measures both at every concurrency.
-func compare(ctx context.Context, cfg Config, dir string) (_ []Result, err error) {
+// compare runs the server on the harness's etcd and measures both at every concurrency into
+// report.Results. Unless the run measures only some operations, kubectl then lists the seeded
+// objects from that server, and a second server on the same etcd is overloaded.
+func compare(ctx context.Context, cfg Config, dir string, report *Report) (err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("preparing the comparison: %w", err)
+		return fmt.Errorf("preparing the comparison: %w", err)
 	}
 	etcd, err := startEtcd(ctx, cfg.Etcd, dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() { err = errors.Join(err, etcd.proc.stop()) }()
 	cli, err := etcd.client()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer cli.Close()
 	s, _, err := startServer(ctx, cfg.Apictl, filepath.Join(dir, "server"), etcd.urls, 10*time.Millisecond)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() { err = errors.Join(err, s.stop()) }()
 
 	seedClient, base, err := s.newClient(ViaHTTP1, seedConcurrency)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer seedClient.CloseIdleConnections()
 	h := httpTarget{client: seedClient, base: base, protoMajor: 1}
 	cfg.Logger.Info("seeding the server", "listed", cfg.ListObjects, "updated", cfg.maxConcurrency())
 	if err := seed(ctx, h, cfg.ListObjects, cfg.maxConcurrency()); err != nil {
-		return nil, err
+		return err
 	}
 	value, err := verify(ctx, h, cli, cfg.ListObjects)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	scrapeCost, err := s.scrapeCost(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	e := etcdTarget{cli: cli, value: value, listed: cfg.ListObjects}
 	w := window{Warmup: cfg.Warmup, Duration: cfg.Duration}
-	var results []Result
 	for _, c := range cfg.Concurrency {
 		rs, err := measureConcurrency(ctx, cfg, s, e, c, w, scrapeCost)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		results = append(results, rs...)
+		report.Results = append(report.Results, rs...)
 	}
-	return results, nil
+	if len(cfg.Only) > 0 {
+		return nil
+	}
+	// The measurements wrote only outside the listed namespace: it still holds exactly the seeded
+	// objects, which kubectl must print and the overloaded server lists.
+	cfg.Logger.Info("timing kubectl get", "objects", cfg.ListObjects)
+	if report.Kubectl, err = measureKubectl(ctx, cfg, s, filepath.Join(dir, "kubectl")); err != nil {
+		return err
+	}
+	// The overloaded server has the machine to itself, and the same data whatever the run's length:
+	// the listed objects, without the measurements' writes.
+	if err := s.stop(); err != nil {
+		return err
+	}
+	if err := clearWrites(ctx, cli); err != nil {
+		return err
+	}
+	report.Overload, err = measureOverload(ctx, cfg, etcd.urls, filepath.Join(dir, "overload"))
+	return err
 }
 
 // plan orders the measurements at one concurrency: each etcd operation runs right before the server

@@ -83,6 +83,42 @@ func seed(ctx context.Context, h httpTarget, listed, updaters int) error {
 	return createConfigMaps(ctx, h, writeNamespace, updaters, updateName)
 }
 
+// listedCountError is checkListed's error for a list with another number of items than wanted.
+type listedCountError struct {
+	path      string
+	got, want int
+}
+
+func (e *listedCountError) Error() string {
+	return fmt.Sprintf("GET %s: %d items, want the %d seeded ones", e.path, e.got, e.want)
+}
+
+// checkListed lists path once and checks it returns want items.
+func checkListed(ctx context.Context, h httpTarget, path string, want int) error {
+	var buf bytes.Buffer
+	if err := h.do(ctx, http.MethodGet, path, nil, http.StatusOK, &buf); err != nil {
+		return err
+	}
+	var l listCount
+	if err := json.Unmarshal(buf.Bytes(), &l); err != nil {
+		return fmt.Errorf("GET %s: %w", path, err)
+	}
+	if len(l.Items) != want {
+		return &listedCountError{path: path, got: len(l.Items), want: want}
+	}
+	return nil
+}
+
+// clearWrites deletes, directly in etcd, the objects the measurements wrote to writeNamespace: many
+// thousands in a full run, which a server started afterwards would load and carry.
+func clearWrites(ctx context.Context, cli *clientv3.Client) error {
+	prefix := serverPrefix(writeNamespace)
+	if _, err := cli.Delete(ctx, prefix, clientv3.WithPrefix()); err != nil {
+		return fmt.Errorf("deleting the measurements' objects under %s: %w", prefix, err)
+	}
+	return nil
+}
+
 // listSettleTimeout bounds the wait for a LIST with resourceVersion=0, which may be served from a
 // cache that follows etcd, to see all seeded objects.
 const listSettleTimeout = 10 * time.Second
@@ -92,23 +128,16 @@ const listSettleTimeout = 10 * time.Second
 // has as many keys, and GET's key is where the harness expects it. It returns the stored value of
 // GET's object, which etcd's writes then carry.
 func verify(ctx context.Context, h httpTarget, cli *clientv3.Client, listed int) (string, error) {
-	var buf bytes.Buffer
 	for _, query := range []string{"", "?resourceVersion=0"} {
 		path := configMapsPath(listNamespace) + query
 		deadline := time.Now().Add(listSettleTimeout)
 		for {
-			if err := h.do(ctx, http.MethodGet, path, nil, http.StatusOK, &buf); err != nil {
-				return "", err
-			}
-			var l listCount
-			if err := json.Unmarshal(buf.Bytes(), &l); err != nil {
-				return "", fmt.Errorf("GET %s: %w", path, err)
-			}
-			if len(l.Items) == listed {
+			err := checkListed(ctx, h, path, listed)
+			if err == nil {
 				break
 			}
-			if time.Now().After(deadline) {
-				return "", fmt.Errorf("GET %s: %d items, want the %d seeded ones", path, len(l.Items), listed)
+			if ce := (*listedCountError)(nil); !errors.As(err, &ce) || time.Now().After(deadline) {
+				return "", err
 			}
 			select {
 			case <-ctx.Done():

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/apictl/apictl/pkg/certs"
 )
 
 // etcdPrefix is the --etcd-prefix the harness gives the server, so that it knows the keys of the
@@ -30,8 +32,9 @@ type server struct {
 }
 
 // serverArgs are what every server the harness starts gets: loopback ports, its own data directory
-// (and so its own PKI in <data-dir>/pki), and the harness's etcd when etcdURLs is not empty.
-func serverArgs(dataDir string, insecurePort, securePort int, etcdURLs []string) []string {
+// (and so its own PKI in <data-dir>/pki), and the harness's etcd when etcdURLs is not empty; then
+// extra.
+func serverArgs(dataDir string, insecurePort, securePort int, etcdURLs []string, extra ...string) []string {
 	args := []string{"serve",
 		"--data-dir", dataDir,
 		"--bind-address", "127.0.0.1",
@@ -42,18 +45,18 @@ func serverArgs(dataDir string, insecurePort, securePort int, etcdURLs []string)
 	if len(etcdURLs) > 0 {
 		args = append(args, "--etcd-servers", strings.Join(etcdURLs, ","))
 	}
-	return args
+	return append(args, extra...)
 }
 
 // portAttempts is how often startServer tries new ports when the ones it picked were taken meanwhile.
 const portAttempts = 3
 
-// startServer runs binary as `apictl serve` in dataDir and waits until /readyz answers 200, polling
-// every interval. It returns the server and the time from just before the process started until the
-// first 200.
-func startServer(ctx context.Context, binary, dataDir string, etcdURLs []string, interval time.Duration) (*server, time.Duration, error) {
+// startServer runs binary as `apictl serve` in dataDir, with extra flags after the harness's own, and
+// waits until /readyz answers 200, polling every interval. It returns the server and the time from
+// just before the process started until the first 200.
+func startServer(ctx context.Context, binary, dataDir string, etcdURLs []string, interval time.Duration, extra ...string) (*server, time.Duration, error) {
 	for attempt := 1; ; attempt++ {
-		s, took, err := tryStartServer(ctx, binary, dataDir, etcdURLs, interval)
+		s, took, err := tryStartServer(ctx, binary, dataDir, etcdURLs, interval, extra)
 		if err == nil || attempt == portAttempts || !errors.Is(err, errPortTaken) {
 			return s, took, err
 		}
@@ -66,7 +69,7 @@ func startServer(ctx context.Context, binary, dataDir string, etcdURLs []string,
 
 var errPortTaken = errors.New("a port was taken")
 
-func tryStartServer(ctx context.Context, binary, dataDir string, etcdURLs []string, interval time.Duration) (*server, time.Duration, error) {
+func tryStartServer(ctx context.Context, binary, dataDir string, etcdURLs []string, interval time.Duration, extra []string) (*server, time.Duration, error) {
 	ports, err := freePorts(2)
 	if err != nil {
 		return nil, 0, fmt.Errorf("starting apictl serve: %w", err)
@@ -78,7 +81,7 @@ func tryStartServer(ctx context.Context, binary, dataDir string, etcdURLs []stri
 		probe:       &http.Client{Transport: &http.Transport{Proxy: nil, DisableCompression: true}, Timeout: 10 * time.Second},
 	}
 	began := time.Now()
-	s.proc, err = startProcess("apictl serve", binary, serverArgs(dataDir, ports[0], ports[1], etcdURLs), filepath.Dir(dataDir))
+	s.proc, err = startProcess("apictl serve", binary, serverArgs(dataDir, ports[0], ports[1], etcdURLs, extra...), filepath.Dir(dataDir))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -139,29 +142,20 @@ func freePorts(n int) ([]int, error) {
 
 // newClient returns the HTTP client a measurement at concurrency uses, and the base URL it talks to.
 // http/1.1 gets an idle connection per worker on the insecure port; h2+tls speaks HTTP/2 only (a
-// server that does not negotiate it fails the request) with the admin client certificate.
+// server that does not negotiate it fails the request) with the admin client certificate, which
+// `apictl serve` writes into <data-dir>/pki on its first start.
 func (s *server) newClient(via Via, concurrency int) (*http.Client, string, error) {
-	t := &http.Transport{
-		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        2 * concurrency,
-		MaxIdleConnsPerHost: 2 * concurrency,
-		IdleConnTimeout:     90 * time.Second,
-		// Measure serving, not gzip: etcd's side has no compression either.
-		DisableCompression: true,
-		Protocols:          new(http.Protocols),
-	}
+	t := newTransport(concurrency)
 	switch via {
 	case ViaHTTP1:
 		t.Protocols.SetHTTP1(true)
 		return &http.Client{Transport: t}, s.insecureURL, nil
 	case ViaHTTP2:
-		tlsConfig, err := s.adminTLS()
+		tlsConfig, err := s.clientTLS(certs.NameAdmin)
 		if err != nil {
 			return nil, "", err
 		}
 		t.TLSClientConfig = tlsConfig
-		t.TLSHandshakeTimeout = 5 * time.Second
 		t.Protocols.SetHTTP2(true)
 		return &http.Client{Transport: t}, s.secureURL, nil
 	default:
@@ -169,21 +163,54 @@ func (s *server) newClient(via Via, concurrency int) (*http.Client, string, erro
 	}
 }
 
-// adminTLS trusts the server's CA and presents the admin certificate that `apictl serve` writes into
-// <data-dir>/pki on its first start.
-func (s *server) adminTLS() (*tls.Config, error) {
-	pki := filepath.Join(s.dataDir, "pki")
-	caPEM, err := os.ReadFile(filepath.Join(pki, "ca.crt"))
+// newCrowdClient returns a client for the secure port that stands for concurrency separate clients:
+// HTTP/1.1 over TLS, so that each worker holds a connection of its own, presenting the client
+// certificate called name in the server's PKI.
+func (s *server) newCrowdClient(name string, concurrency int) (*http.Client, error) {
+	tlsConfig, err := s.clientTLS(name)
+	if err != nil {
+		return nil, err
+	}
+	t := newTransport(concurrency)
+	t.TLSClientConfig = tlsConfig
+	t.Protocols.SetHTTP1(true)
+	return &http.Client{Transport: t}, nil
+}
+
+// newTransport is the keep-alive transport of every measured client, with room for an idle
+// connection per worker and no protocol chosen yet.
+func newTransport(concurrency int) *http.Transport {
+	return &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        2 * concurrency,
+		MaxIdleConnsPerHost: 2 * concurrency,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 5 * time.Second,
+		// Measure serving, not gzip: etcd's side has no compression either.
+		DisableCompression: true,
+		Protocols:          new(http.Protocols),
+	}
+}
+
+// clientTLS trusts the server's CA and presents the client certificate called name from
+// <data-dir>/pki.
+func (s *server) clientTLS(name string) (*tls.Config, error) {
+	pki := s.pkiDir()
+	caPEM, err := os.ReadFile(certs.CertPath(pki, certs.NameCA))
 	if err != nil {
 		return nil, fmt.Errorf("reading the server's CA: %w", err)
 	}
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(caPEM) {
-		return nil, fmt.Errorf("reading the server's CA: no certificate in %s", filepath.Join(pki, "ca.crt"))
+		return nil, fmt.Errorf("reading the server's CA: no certificate in %s", certs.CertPath(pki, certs.NameCA))
 	}
-	cert, err := tls.LoadX509KeyPair(filepath.Join(pki, "admin.crt"), filepath.Join(pki, "admin.key"))
+	cert, err := tls.LoadX509KeyPair(certs.CertPath(pki, name), certs.KeyPath(pki, name))
 	if err != nil {
-		return nil, fmt.Errorf("reading the admin client certificate: %w", err)
+		return nil, fmt.Errorf("reading the client certificate %s: %w", name, err)
 	}
 	return &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
+
+// pkiDir is where `apictl serve` keeps its certificates.
+func (s *server) pkiDir() string { return filepath.Join(s.dataDir, "pki") }

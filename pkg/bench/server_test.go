@@ -127,4 +127,9 @@ func TestServerArgs(t *testing.T) {
 	if got := serverArgs("/d", 1, 2, nil); slices.Contains(got, "--etcd-servers") {
 		t.Errorf("embedded etcd wanted, got %q", got)
 	}
+	// Extra flags come last, so that they win over the harness's own.
+	got = serverArgs("/d", 1, 2, nil, "--max-requests-inflight", "10")
+	if !slices.Equal(got[len(got)-2:], []string{"--max-requests-inflight", "10"}) {
+		t.Errorf("extra flags not last: %q", got)
+	}
 }

@@ -40,10 +40,12 @@ func run(args []string) error {
 	fs.StringVar(&cfg.Etcd, "etcd", "", "the etcd program (bench/internal/benchetcd)")
 	fs.DurationVar(&cfg.Duration, "duration", bench.DefaultDuration, "recorded length of each measurement")
 	fs.DurationVar(&cfg.Settle, "settle", bench.DefaultSettle, "idle time before each memory reading")
+	fs.StringVar(&cfg.Kubectl, "kubectl", "", "the kubectl binary to time (default: kubectl on PATH; none skips that measurement)")
+	fs.IntVar(&cfg.KubectlRuns, "kubectl-runs", bench.DefaultKubectlRuns, "timed runs of kubectl, after one warm-up")
 	fs.BoolVar(&cfg.Short, "short", false, "mark the report as a short run")
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "where to make the run's temporary directory (default the system's)")
 	fs.StringVar(&jsonPath, "json", "", "file to write the report to, as JSON")
-	fs.Func("only", "measure only these server operations, comma separated (GET, LIST, \"LIST rv=0\", CREATE, UPDATE), and skip start-up and memory",
+	fs.Func("only", "measure only these server operations, comma separated (GET, LIST, \"LIST rv=0\", CREATE, UPDATE), and skip start-up, memory, overload and kubectl",
 		func(v string) error {
 			for _, o := range strings.Split(v, ",") {
 				cfg.Only = append(cfg.Only, bench.Operation(strings.TrimSpace(o)))
