@@ -17,7 +17,7 @@ import (
 // the fields it applied. A field another manager owns with a different value is a conflict (409)
 // unless force takes it over. kubectl's own manager ("kubectl") may also take the fields its
 // client-side apply annotation shows it set, and keeps that annotation current.
-func (tg *target) apply(current runtime.Object, req Request, strict *strictness) (runtime.Object, error) {
+func (tg *target) apply(own *ownership, current runtime.Object, req Request, strict *strictness) (runtime.Object, error) {
 	applied := &unstructured.Unstructured{}
 	isJSON, err := decodeApplied(req.Patch, &applied.Object)
 	if err != nil {
@@ -26,7 +26,7 @@ func (tg *target) apply(current runtime.Object, req Request, strict *strictness)
 	if applied.Object == nil {
 		applied.Object = map[string]any{}
 	}
-	if err := tg.checkApplied(applied); err != nil {
+	if err := tg.checkApplied(own, applied); err != nil {
 		return nil, err
 	}
 	live := current
@@ -34,7 +34,7 @@ func (tg *target) apply(current runtime.Object, req Request, strict *strictness)
 		live = tg.newObject()
 	}
 	force := req.Options.Force != nil && *req.Options.Force
-	obj, err := tg.fields.Apply(live, applied, req.Options.FieldManager, force)
+	obj, err := own.fields.Apply(live, applied, req.Options.FieldManager, force)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (tg *target) apply(current runtime.Object, req Request, strict *strictness)
 // does not declare (kube still answers 500 there; a fix making it 400 is under review upstream).
 // A configuration that sets managedFields is left to the field manager, which refuses it with a
 // 400 of its own.
-func (tg *target) checkApplied(applied *unstructured.Unstructured) error {
+func (tg *target) checkApplied(own *ownership, applied *unstructured.Unstructured) error {
 	gvk := applied.GroupVersionKind()
 	if gvk != tg.gvk {
 		return apierrors.NewBadRequest(fmt.Sprintf("invalid object type: %v", gvk))
@@ -64,7 +64,7 @@ func (tg *target) checkApplied(applied *unstructured.Unstructured) error {
 	if applied.GetManagedFields() != nil {
 		return nil
 	}
-	if _, err := tg.converter.ObjectToTyped(applied); err != nil {
+	if _, err := own.converter.ObjectToTyped(applied); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("failed to create typed patch object (%s/%s; %v): %v",
 			applied.GetNamespace(), applied.GetName(), gvk, err))
 	}

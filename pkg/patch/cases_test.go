@@ -59,6 +59,25 @@ var patchTypes = map[string]types.PatchType{
 }
 
 func TestCases(t *testing.T) {
+	p := testPatcher(t)
+	forEachCase(t, func(t *testing.T, file, input, want string) {
+		got := runCase(t, p, input)
+		if *update {
+			out := strings.TrimRight(input, "\n") + "\n" + caseSeparator + "\n" + got
+			if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		if got != want {
+			t.Errorf("%s: output differs (if the change is intended, run go test ./pkg/patch -update)\ngot:\n%s\nwant:\n%s", file, got, want)
+		}
+	})
+}
+
+// forEachCase runs test on every case file, in parallel subtests, with its input and expected
+// parts.
+func forEachCase(t *testing.T, test func(t *testing.T, file, input, want string)) {
 	files, err := filepath.Glob(filepath.Join("testdata", "cases", "*.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +85,6 @@ func TestCases(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no cases in testdata/cases")
 	}
-	p := testPatcher(t)
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
 			t.Parallel()
@@ -78,17 +96,7 @@ func TestCases(t *testing.T) {
 			if !found {
 				input = strings.TrimSuffix(string(data), "\n"+caseSeparator)
 			}
-			got := runCase(t, p, input)
-			if *update {
-				out := strings.TrimRight(input, "\n") + "\n" + caseSeparator + "\n" + got
-				if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if got != want {
-				t.Errorf("%s: output differs (if the change is intended, run go test ./pkg/patch -update)\ngot:\n%s\nwant:\n%s", file, got, want)
-			}
+			test(t, file, input, want)
 		})
 	}
 }

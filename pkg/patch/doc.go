@@ -13,11 +13,14 @@
 // The merge and ownership machinery is k8s.io/apimachinery's (evanphx/json-patch,
 // util/strategicpatch, util/managedfields on structured-merge-diff), configured from the route
 // model: one type converter built from the OpenAPI models of the API (pkg/routes/openapi.Models),
-// one field manager per resource and subresource.
+// one field manager per resource and subresource. Both are built on the first write that needs
+// them (ownership.go), so that a server's start-up and idle memory do not pay for them. The field
+// managers type objects through typing.go's converter, which skips work that cannot change their
+// result (a stored object's managedFields, the empty object of every create).
 //
 // # How a handler uses it
 //
-// Build one Patcher per API when the server starts (New). A PATCH request then goes:
+// Build one Patcher per API when the server starts (New, which is cheap). A PATCH request then goes:
 //
 //	target := patch.Target{Resource: gvr, Subresource: sub}
 //	typ, err := patcher.ParseType(target, r.Header.Get("Content-Type")) // 415 comes first, as in kube

@@ -6,7 +6,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -22,7 +21,7 @@ import (
 // Like kube, a write never fails because of its field ownership: if the managed fields cannot be
 // computed (an object that does not fit its schema, which validation will reject anyway), obj
 // keeps live's managed fields. The error is only for a target or an object of the wrong type,
-// which are handler bugs.
+// which are handler bugs, and for machinery that could not be built (see New).
 func (p *Patcher) Update(t Target, live, obj runtime.Object, manager string) (runtime.Object, error) {
 	tg, err := p.target(t)
 	if err != nil {
@@ -36,25 +35,11 @@ func (p *Patcher) Update(t Target, live, obj runtime.Object, manager string) (ru
 			return nil, internalError(err)
 		}
 	}
-	return tg.track(live, obj, manager), nil
-}
-
-// track runs the field manager's update bookkeeping on obj.
-func (tg *target) track(live, obj runtime.Object, manager string) runtime.Object {
-	if live == nil {
-		// A create compares against an empty object, as kube's create handler does.
-		live = tg.newObject()
+	own, err := tg.ownershipOf()
+	if err != nil {
+		return nil, err
 	}
-	out, err := tg.fields.Update(live, obj, manager)
-	if err == nil {
-		return out
-	}
-	if m, err := meta.Accessor(obj); err == nil {
-		if lm, err := meta.Accessor(live); err == nil {
-			m.SetManagedFields(lm.GetManagedFields())
-		}
-	}
-	return obj
+	return own.track(live, obj, manager), nil
 }
 
 // Manager is the field manager of a write: the fieldManager the client sent, or else the

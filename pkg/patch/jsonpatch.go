@@ -48,7 +48,7 @@ type jsonPatchOperation struct {
 }
 
 // jsonPatch applies a JSON patch or a JSON merge patch to the JSON of current.
-func (tg *target) jsonPatch(current runtime.Object, req Request, strict *strictness) (runtime.Object, error) {
+func (tg *target) jsonPatch(own *ownership, current runtime.Object, req Request, strict *strictness) (runtime.Object, error) {
 	currentJS, err := json.Marshal(tg.forReading(current))
 	if err != nil {
 		return nil, fmt.Errorf("encoding the current object: %w", err)
@@ -97,7 +97,7 @@ func (tg *target) jsonPatch(current runtime.Object, req Request, strict *strictn
 	if err != nil {
 		return nil, err
 	}
-	return tg.track(current, obj, Manager(req.Options.FieldManager, req.UserAgent)), nil
+	return own.track(current, obj, Manager(req.Options.FieldManager, req.UserAgent)), nil
 }
 
 // decodePatched turns the patched JSON back into an object of the kind. For Go types, fields the

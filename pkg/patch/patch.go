@@ -49,7 +49,7 @@ type Result struct {
 // Every error is a *StatusError: 415 for a media type the target refuses, 422 for invalid options
 // (an apply without fieldManager), 400 for a malformed patch, 413 for too many JSON patch
 // operations, 422 for a patch that does not apply, 409 for apply conflicts, 500 for handler bugs
-// (an object of the wrong Go type, an unknown target).
+// (an object of the wrong Go type, an unknown target, ownership machinery that could not be built).
 func (p *Patcher) Patch(current runtime.Object, req Request) (*Result, error) {
 	tg, err := p.target(req.Target)
 	if err != nil {
@@ -67,18 +67,23 @@ func (p *Patcher) Patch(current runtime.Object, req Request) (*Result, error) {
 			return nil, internalError(err)
 		}
 	}
-	strict := newStrictness(req.Options.FieldValidation)
-	var obj runtime.Object
-	switch {
-	case current == nil && (req.Type != types.ApplyYAMLPatchType || tg.subresource != ""):
+	if current == nil && (req.Type != types.ApplyYAMLPatchType || tg.subresource != "") {
 		// Only an apply to the resource itself creates; subresources never do.
 		return nil, apierrors.NewNotFound(tg.gr, req.Name)
-	case req.Type == types.ApplyYAMLPatchType:
-		obj, err = tg.apply(current, req, strict)
-	case req.Type == types.JSONPatchType, req.Type == types.MergePatchType:
-		obj, err = tg.jsonPatch(current, req, strict)
-	case req.Type == types.StrategicMergePatchType:
-		obj, err = tg.strategicPatch(current, req, strict)
+	}
+	own, err := tg.ownershipOf()
+	if err != nil {
+		return nil, err
+	}
+	strict := newStrictness(req.Options.FieldValidation)
+	var obj runtime.Object
+	switch req.Type {
+	case types.ApplyYAMLPatchType:
+		obj, err = tg.apply(own, current, req, strict)
+	case types.JSONPatchType, types.MergePatchType:
+		obj, err = tg.jsonPatch(own, current, req, strict)
+	case types.StrategicMergePatchType:
+		obj, err = tg.strategicPatch(own, current, req, strict)
 	}
 	if err != nil {
 		return nil, internalError(err)

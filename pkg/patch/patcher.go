@@ -4,15 +4,14 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/apictl/apictl/pkg/routes"
-	"github.com/apictl/apictl/pkg/routes/openapi"
 )
 
 // Target is what a write addresses: a resource of the API, or one of its subresources.
@@ -32,7 +31,8 @@ func (t Target) String() string {
 }
 
 // Patcher applies patches and records field ownership for the resources of one API. It is
-// immutable once built and safe for concurrent use.
+// immutable once built, apart from the ownership machinery it builds on first use, and safe for
+// concurrent use.
 type Patcher struct {
 	targets map[Target]*target
 }
@@ -47,25 +47,32 @@ type target struct {
 	accepted []types.PatchType
 	// strategic is the patch metadata of the Go type; nil where strategic merge patch is refused.
 	strategic strategicpatch.LookupPatchMeta
-	// converter turns objects into structured-merge-diff values and back; fields manages ownership.
-	converter managedfields.TypeConverter
-	fields    *managedfields.FieldManager
+	// ownership returns the target's server-side apply machinery, built on the first write (see
+	// ownership.go); every later call returns the same value.
+	ownership func() (*ownership, error)
 }
 
 // New prepares the patching of every resource of api and of its status, finalize and scale
-// subresources. It builds the structured-merge-diff schema of every kind from the API's OpenAPI
-// models, so call it once per server, not per request. It also sets json-patch's process-wide copy
-// limit to MaxJSONPatchCopyBytes unless a stricter one is set.
+// subresources. api must not change afterwards.
+//
+// What every request needs (the accepted media types, the strategic merge patch metadata) is
+// ready when New returns. The structured-merge-diff schemas of the API's kinds, built from its
+// OpenAPI models, and the field managers on them are only needed by writes: they are built once,
+// by the first write that needs them, so that start-up neither spends the time nor leaves the
+// garbage nor touches the code (BenchmarkNew, BenchmarkNewAndFirstWrite). A failure to build them
+// (a bug, not bad input) fails those writes with a 500.
+//
+// New also sets json-patch's process-wide copy limit to MaxJSONPatchCopyBytes unless a stricter one
+// is set.
 func New(api *routes.API) (*Patcher, error) {
+	return newPatcher(api, converters{
+		api:  sync.OnceValues(func() (managedfields.TypeConverter, error) { return newTypeConverter(api) }),
+		wrap: newTargetConverter,
+	})
+}
+
+func newPatcher(api *routes.API, converter converters) (*Patcher, error) {
 	limitJSONPatchCopies()
-	models, err := openapi.Models(api)
-	if err != nil {
-		return nil, fmt.Errorf("building the OpenAPI models for server-side apply: %w", err)
-	}
-	converter, err := managedfields.NewTypeConverter(models, false)
-	if err != nil {
-		return nil, fmt.Errorf("building the server-side apply schemas: %w", err)
-	}
 	p := &Patcher{targets: map[Target]*target{}}
 	for _, g := range api.Groups() {
 		for _, v := range g.Versions {
@@ -82,7 +89,7 @@ func New(api *routes.API) (*Patcher, error) {
 
 // addResource adds the targets of one resource: itself and the subresources whose objects the
 // library knows how to hold (the parent's kind, or a kind with a Go type such as Scale).
-func (p *Patcher) addResource(gv schema.GroupVersion, res *routes.Resource, converter managedfields.TypeConverter) error {
+func (p *Patcher) addResource(gv schema.GroupVersion, res *routes.Resource, converter converters) error {
 	gvr := gv.WithResource(res.Plural)
 	parent := gv.WithKind(res.Kind)
 	goType := res.GoType
@@ -120,13 +127,12 @@ func (p *Patcher) addResource(gv schema.GroupVersion, res *routes.Resource, conv
 	return nil
 }
 
-func (p *Patcher) add(t Target, res *routes.Resource, k kind, reset []string, converter managedfields.TypeConverter) error {
+func (p *Patcher) add(t Target, res *routes.Resource, k kind, reset []string, converter converters) error {
 	tg := &target{
 		kind:        k,
 		gr:          t.Resource.GroupResource(),
 		subresource: t.Subresource,
 		namespaced:  res.Namespaced,
-		converter:   converter,
 		accepted:    []types.PatchType{types.JSONPatchType, types.MergePatchType},
 	}
 	// kube refuses strategic merge patch for every endpoint of a custom resource, its scale included.
@@ -139,27 +145,10 @@ func (p *Patcher) add(t Target, res *routes.Resource, k kind, reset []string, co
 		tg.accepted = append(tg.accepted, types.StrategicMergePatchType)
 	}
 	tg.accepted = append(tg.accepted, types.ApplyYAMLPatchType)
-
-	var resetFields map[fieldpath.APIVersion]fieldpath.Filter
-	if len(reset) > 0 {
-		set := fieldpath.NewSet()
-		for _, f := range reset {
-			set.Insert(fieldpath.MakePathOrDie(f))
-		}
-		resetFields = fieldpath.NewExcludeFilterSetMap(map[fieldpath.APIVersion]*fieldpath.Set{
-			fieldpath.APIVersion(k.gvk.GroupVersion().String()): set,
-		})
-	}
-	newManager := managedfields.NewDefaultFieldManager
-	if res.Custom {
-		newManager = managedfields.NewDefaultCRDFieldManager
-	}
-	// The hub is the served version itself: objects are stored as they are served, so nothing converts.
-	fm, err := newManager(converter, k, k, k, k.gvk, k.gvk.GroupVersion(), t.Subresource, resetFields)
-	if err != nil {
-		return fmt.Errorf("building the field manager of %s: %w", t, err)
-	}
-	tg.fields = fm
+	custom := res.Custom
+	tg.ownership = sync.OnceValues(func() (*ownership, error) {
+		return newOwnership(t, k, custom, reset, converter)
+	})
 	p.targets[t] = tg
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 // strategicPatch applies a strategic merge patch: lists merge by the merge keys and patch
 // strategies of the kind's Go type (containers by name, finalizers as a set), and $patch,
 // $retainKeys, $setElementOrder and $deleteFromPrimitiveList directives apply.
-func (tg *target) strategicPatch(current runtime.Object, req Request, strict *strictness) (runtime.Object, error) {
+func (tg *target) strategicPatch(own *ownership, current runtime.Object, req Request, strict *strictness) (runtime.Object, error) {
 	original, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tg.forReading(current))
 	if err != nil {
 		return nil, fmt.Errorf("converting the current object: %w", err)
@@ -44,7 +44,7 @@ func (tg *target) strategicPatch(current runtime.Object, req Request, strict *st
 	if err := tg.checkKind(obj); err != nil {
 		return nil, err
 	}
-	return tg.track(current, obj, Manager(req.Options.FieldManager, req.UserAgent)), nil
+	return own.track(current, obj, Manager(req.Options.FieldManager, req.UserAgent)), nil
 }
 
 // strategicError gives a strategic merge patch failure kube's status: 400 for a malformed patch,
