@@ -174,5 +174,27 @@ func stored(t testing.TB, obj runtime.Object) runtime.Object {
 		m.SetUID("c0ffee00-0000-4000-8000-000000000001")
 		m.SetCreationTimestamp(metav1.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	}
+	ageManagedFields(obj)
 	return obj
+}
+
+// agedTime replaces, once an object is stored, the times earlier writes gave its managedFields.
+// Entries are sorted by time to the second, then by manager: left at the wall clock, the order
+// after a later write would depend on whether the steps straddled a second.
+var agedTime = metav1.Date(2024, 1, 1, 0, 0, 1, 0, time.UTC)
+
+// ageManagedFields gives every managedFields entry a write set the same past time, keeping the
+// fixed time of the entries no write touched (render tells the two apart).
+func ageManagedFields(obj runtime.Object) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	entries := m.GetManagedFields()
+	for i := range entries {
+		if entries[i].Time != nil && entries[i].Time.UTC().Format(time.RFC3339) != fixedTime {
+			entries[i].Time = &agedTime
+		}
+	}
+	m.SetManagedFields(entries)
 }

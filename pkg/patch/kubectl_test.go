@@ -204,6 +204,7 @@ func TestKubectlLabelAnnotateEdit(t *testing.T) {
 			t.Fatalf("%s by %s: %v", typ, manager, err)
 		}
 		current = res.Object
+		ageManagedFields(current)
 	}
 
 	step(types.MergePatchType, "kubectl-label", `{"metadata":{"labels":{"env":"prod","team":"a"}}}`)
@@ -237,7 +238,8 @@ func TestKubectlLabelAnnotateEdit(t *testing.T) {
 	if got := current.(*corev1.ConfigMap).Data["mode"]; got != "slow" {
 		t.Errorf("mode %q after edit", got)
 	}
-	want := []string{"kubectl-annotate/Update@v1", "kubectl-create/Update@v1", "kubectl-edit/Update@v1", "kubectl-label/Update@v1"}
+	// Earlier writes, aged to the same second, sort by manager; the edit, written now, comes last.
+	want := []string{"kubectl-annotate/Update@v1", "kubectl-create/Update@v1", "kubectl-label/Update@v1", "kubectl-edit/Update@v1"}
 	if got := managers(t, current); !reflect.DeepEqual(got, want) {
 		t.Errorf("managers %v, want %v", got, want)
 	}

@@ -207,6 +207,7 @@ func (s *objectServer) store(key string, obj runtime.Object, namespace string, c
 	}
 	s.rv++
 	m.SetResourceVersion(fmt.Sprint(s.rv))
+	ageManagedFields(obj)
 	s.objects[key] = obj
 }
 

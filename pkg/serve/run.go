@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -112,6 +113,10 @@ func (p *PreparedServer) Run(ctx context.Context) error {
 		log.Info("the server is ready", "after", time.Since(start).Round(time.Millisecond))
 		p.notify(daemon.SdNotifyReady)
 		close(p.ready)
+		// Start-up garbage (route tables, discovery, the PKI's parsing) is gone now: hand it back
+		// to the OS, so that an idle server's resident memory is what it holds, not what it once
+		// did. After readiness, so that it costs start-up nothing.
+		debug.FreeOSMemory()
 		select {
 		case <-ctx.Done():
 		case err := <-serveErr:

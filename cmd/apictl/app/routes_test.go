@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -253,5 +255,31 @@ func TestRoutesCompletion(t *testing.T) {
 		if code != ExitOK || !strings.HasPrefix(out, tt.want) {
 			t.Errorf("%v: exit %d, completions %q, want prefix %q", tt.args, code, out, tt.want)
 		}
+	}
+}
+
+// TestRoutesFromServerWithAFailingGroup: a group whose discovery fails is left out with a warning, as
+// kubectl does, and the rest of the table is printed.
+func TestRoutesFromServerWithAFailingGroup(t *testing.T) {
+	good, _ := discoveryServer(t, routes.Builtin(), false)
+	target, err := url.Parse(good.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/apis/coordination.k8s.io/v1" {
+			http.Error(w, "etcd is down", http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	code, out, stderr := run(t, false, "routes", "--server", srv.URL)
+	if code != ExitOK || !strings.Contains(out, "readCoreV1Namespace") || strings.Contains(out, "coordination.k8s.io") {
+		t.Errorf("exit %d; the table must keep the core group and leave coordination out:\n%s\nstderr: %s", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "warning: unable to retrieve the complete list of server APIs: coordination.k8s.io/v1: GET /apis/coordination.k8s.io/v1: 503 Service Unavailable: etcd is down") {
+		t.Errorf("stderr lacks the warning naming the group:\n%s", stderr)
 	}
 }
