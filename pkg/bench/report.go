@@ -111,6 +111,9 @@ type Ratio struct {
 	Etcd        float64 `json:"etcdPerSecond"`
 	// Value is Server/Etcd; 0 when etcd's rate is 0 (its measurement failed).
 	Value float64 `json:"ratio"`
+	// Attempts, when more than 1, is how many times a guarded run measured this ratio, which is
+	// the best of them (see GuardAttempts).
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // Verdict says where a ratio stands: "ok" at or above its target, "below target" under it, "BELOW

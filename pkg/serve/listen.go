@@ -157,6 +157,7 @@ func (p *PreparedServer) chain(authn auth.Authenticator, authz auth.Authorizer) 
 		filters.WithMetrics(p.metrics, log),
 		filters.WithRequestInfo,
 		filters.WithPanicRecovery(log),
+		filters.WithGrownStack,
 	}
 	for _, f := range wrap {
 		h = f(h)

@@ -1,8 +1,8 @@
 // Package filters is the handler chain around the API: each filter is a func(http.Handler)
 // http.Handler with one job. Server assembles them, outermost first:
 //
-//	recovery -> request info -> metrics and access log -> timeout -> CORS -> authentication
-//	  -> in-flight limit -> authorization -> body limit -> mux
+//	stack growth -> recovery -> request info -> metrics and access log -> timeout -> CORS
+//	  -> authentication -> in-flight limit -> authorization -> body limit -> mux
 //
 // In-flight limiting sits inside authentication, as in kube, because system:masters is exempt from it
 // and only authentication knows who is calling; metrics sit outside everything that can reject a
