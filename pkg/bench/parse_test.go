@@ -10,20 +10,22 @@ import (
 
 func TestParseProcStatus(t *testing.T) {
 	tests := []struct {
-		name      string
-		status    string
-		rss, peak int64
-		wantErr   string
+		name    string
+		status  string
+		want    procMemory
+		wantErr string
 	}{
-		{name: "linux", status: "Name:\tapictl\nVmPeak:\t 1300000 kB\nVmHWM:\t   81000 kB\nVmRSS:\t   52712 kB\nThreads:\t12\n",
-			rss: 52712 << 10, peak: 81000 << 10},
+		{name: "linux", status: "Name:\tapictl\nVmPeak:\t 1300000 kB\nVmHWM:\t   81000 kB\nVmRSS:\t   52712 kB\nRssAnon:\t   11000 kB\nRssFile:\t   41712 kB\nRssShmem:\t       0 kB\nThreads:\t12\n",
+			want: procMemory{RSS: 52712 << 10, Peak: 81000 << 10, Anon: 11000 << 10, File: 41712 << 10}},
+		{name: "before linux 4.5: no division", status: "VmHWM:\t   81000 kB\nVmRSS:\t   52712 kB\n",
+			want: procMemory{RSS: 52712 << 10, Peak: 81000 << 10}},
 		{name: "no memory lines (a zombie)", status: "Name:\tapictl\nState:\tZ (zombie)\n", wantErr: "no VmRSS and VmHWM lines"},
 		{name: "unexpected unit", status: "VmHWM:\t1 MB\nVmRSS:\t1 MB\n", wantErr: `unexpected value`},
 		{name: "not a number", status: "VmHWM:\tx kB\nVmRSS:\t1 kB\n", wantErr: "VmHWM"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rss, peak, err := parseProcStatus(strings.NewReader(tt.status))
+			got, err := parseProcStatus(strings.NewReader(tt.status))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
@@ -33,8 +35,8 @@ func TestParseProcStatus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rss != tt.rss || peak != tt.peak {
-				t.Errorf("rss %d, peak %d; want %d, %d", rss, peak, tt.rss, tt.peak)
+			if got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
 		})
 	}
@@ -44,12 +46,15 @@ func TestReadMemoryOfThisProcess(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("no /proc on this system")
 	}
-	rss, peak, err := readMemory(os.Getpid())
+	m, err := readMemory(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rss <= 0 || peak < rss {
-		t.Errorf("rss %d, peak %d: want 0 < rss <= peak", rss, peak)
+	if m.RSS <= 0 || m.Peak < m.RSS {
+		t.Errorf("rss %d, peak %d: want 0 < rss <= peak", m.RSS, m.Peak)
+	}
+	if m.Anon+m.File > m.RSS {
+		t.Errorf("anonymous %d + file %d exceed the resident set %d", m.Anon, m.File, m.RSS)
 	}
 }
 

@@ -56,7 +56,7 @@ func sampleReport() *Report {
 			{Operation: OpUpdate, Via: ViaHTTP2, Concurrency: 8, Requests: 5000, PerSecond: 1000, P50: ms(6.83), P99: ms(20.8), Duration: 5 * time.Second},
 		},
 		Startup: Startup{Runs: []time.Duration{ms(97.1), ms(78.4), ms(118)}, Median: ms(97.1), Target: StartupTarget},
-		Memory: Memory{IdleRSS: 52 << 20, Objects: 12000, LoadedRSS: 81 << 20, PeakRSS: 90 << 20,
+		Memory: Memory{IdleRSS: 52 << 20, IdleAnon: 12 << 20, IdleFile: 40 << 20, Objects: 12000, LoadedRSS: 81 << 20, PeakRSS: 90 << 20,
 			IdleTarget: IdleRSSTarget, LoadedTarget: LoadedRSSTarget},
 		Overload: sampleOverload(),
 		Kubectl: &Kubectl{Version: "v1.32.4", Invocation: kubectlInvocation, Objects: 1000, Warmups: 1, Runs: 5, Target: KubectlTarget,

@@ -103,54 +103,72 @@ func (p *process) stop() error {
 
 // memory reads the process's resident set and its high-water mark.
 func (p *process) memory() (rss, peak int64, err error) {
-	rss, peak, err = readMemory(p.cmd.Process.Pid)
-	if err != nil {
-		return 0, 0, fmt.Errorf("reading the memory of %s: %w", p.name, err)
-	}
-	return rss, peak, nil
+	m, err := p.memoryDetail()
+	return m.RSS, m.Peak, err
 }
 
-// readMemory reads VmRSS and VmHWM from /proc/<pid>/status.
-func readMemory(pid int) (rss, peak int64, err error) {
+// memoryDetail reads the process's resident set, its high-water mark and how the set divides.
+func (p *process) memoryDetail() (procMemory, error) {
+	m, err := readMemory(p.cmd.Process.Pid)
+	if err != nil {
+		return procMemory{}, fmt.Errorf("reading the memory of %s: %w", p.name, err)
+	}
+	return m, nil
+}
+
+// procMemory is a process's memory as /proc/<pid>/status reports it, in bytes.
+type procMemory struct {
+	RSS  int64 // VmRSS
+	Peak int64 // VmHWM
+	// Anon and File divide RSS: anonymous memory (heap, stacks, etcd's caches) and file pages
+	// mapped in (mostly the binary's own). Zero on kernels before 4.5, which do not report them.
+	Anon int64 // RssAnon
+	File int64 // RssFile
+}
+
+// readMemory reads the memory lines of /proc/<pid>/status.
+func readMemory(pid int) (procMemory, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, err
+		return procMemory{}, err
 	}
 	defer f.Close()
 	return parseProcStatus(f)
 }
 
-// parseProcStatus returns VmRSS and VmHWM, in bytes, from a /proc/<pid>/status.
-func parseProcStatus(r io.Reader) (rss, peak int64, err error) {
-	found := 0
+// parseProcStatus reads VmRSS and VmHWM, which must be there, and RssAnon and RssFile, which may
+// not, from a /proc/<pid>/status.
+func parseProcStatus(r io.Reader) (procMemory, error) {
+	var m procMemory
+	fields := map[string]*int64{"VmRSS": &m.RSS, "VmHWM": &m.Peak, "RssAnon": &m.Anon, "RssFile": &m.File}
+	required := 0
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		key, value, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
+		dst := fields[key]
+		if !ok || dst == nil {
 			continue
 		}
-		fields := strings.Fields(value)
-		if len(fields) != 2 || fields[1] != "kB" {
-			return 0, 0, fmt.Errorf("%s: unexpected value %q", key, value)
+		f := strings.Fields(value)
+		if len(f) != 2 || f[1] != "kB" {
+			return procMemory{}, fmt.Errorf("%s: unexpected value %q", key, value)
 		}
-		kb, err := strconv.ParseInt(fields[0], 10, 64)
+		kb, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil {
-			return 0, 0, fmt.Errorf("%s: %w", key, err)
+			return procMemory{}, fmt.Errorf("%s: %w", key, err)
 		}
-		if key == "VmRSS" {
-			rss = kb << 10
-		} else {
-			peak = kb << 10
+		*dst = kb << 10
+		if key == "VmRSS" || key == "VmHWM" {
+			required++
 		}
-		found++
 	}
 	if err := sc.Err(); err != nil {
-		return 0, 0, err
+		return procMemory{}, err
 	}
-	if found != 2 {
-		return 0, 0, errors.New("no VmRSS and VmHWM lines")
+	if required != 2 {
+		return procMemory{}, errors.New("no VmRSS and VmHWM lines")
 	}
-	return rss, peak, nil
+	return m, nil
 }
 
 // waitFor polls cond every interval until it returns true, the process exits or ctx ends.

@@ -142,8 +142,12 @@ type Startup struct {
 
 // Memory is the resident memory (VmRSS) of `apictl serve` with its embedded etcd.
 type Memory struct {
-	// IdleRSS is measured once the server is ready and has settled.
-	IdleRSS int64 `json:"idleRSSBytes"`
+	// IdleRSS is measured once the server is ready and has settled. IdleAnon and IdleFile divide
+	// it (RssAnon and RssFile; zero where the kernel does not report them): the process's own
+	// memory, and the file pages it maps, almost all of them apictl's binary.
+	IdleRSS  int64 `json:"idleRSSBytes"`
+	IdleAnon int64 `json:"idleRSSAnonBytes,omitempty"`
+	IdleFile int64 `json:"idleRSSFileBytes,omitempty"`
 	// Objects small ConfigMaps are then created; LoadedRSS is measured after that, and PeakRSS is the
 	// process's high-water mark (VmHWM) at that point.
 	Objects   int   `json:"objects"`

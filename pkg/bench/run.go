@@ -97,10 +97,11 @@ func measureMemory(ctx context.Context, cfg Config, s *server, mem *Memory) erro
 	if err := sleep(ctx, cfg.Settle); err != nil {
 		return err
 	}
-	var err error
-	if mem.IdleRSS, _, err = s.proc.memory(); err != nil {
+	idle, err := s.proc.memoryDetail()
+	if err != nil {
 		return err
 	}
+	mem.IdleRSS, mem.IdleAnon, mem.IdleFile = idle.RSS, idle.Anon, idle.File
 	client, base, err := s.newClient(ViaHTTP1, seedConcurrency)
 	if err != nil {
 		return err
