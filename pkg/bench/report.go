@@ -221,7 +221,7 @@ func (r *Report) Check(guard bool) error {
 	}
 	if guard {
 		for _, ra := range r.Ratios {
-			if v := ra.Verdict(); v == "BELOW FLOOR" || v == "no data" {
+			if ra.failsGuard() {
 				errs = append(errs, fmt.Errorf("%s via %s at concurrency %d: %.2f× etcd %s (%.0f/s vs %.0f/s), below the floor %.2f× (half of the target %.2f×)",
 					ra.Operation, ra.Via, ra.Concurrency, ra.Value, ra.Against, ra.Server, ra.Etcd, ra.Floor(), ra.Ratio))
 			}

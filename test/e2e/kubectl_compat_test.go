@@ -10,11 +10,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apictl/apictl/pkg/certs/certstest"
 )
 
 // TestKubectlWithDefaultFlags is the kubectl issue's must-show: everyday kubectl commands, with
 // kubectl's default flags (strict validation included), against apictl serve with a CRD.
 func TestKubectlWithDefaultFlags(t *testing.T) {
+	kubectlPath := certstest.Tool(t, "kubectl")
 	ports := freePorts(t, 2)
 	dir := t.TempDir()
 	crd, err := filepath.Abs("testdata/widgets.yaml")
@@ -31,11 +34,17 @@ func TestKubectlWithDefaultFlags(t *testing.T) {
 	}()
 	server := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
 	cache := filepath.Join(t.TempDir(), "cache")
+	// kubectlCmd is kubectl on the insecure port, with a private cache and no kubeconfig.
+	kubectlCmd := func(ctx context.Context, args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, kubectlPath, append([]string{"-s", server, "--cache-dir", cache}, args...)...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG=/nonexistent")
+		return cmd
+	}
 	k := func(stdin string, args ...string) string {
 		t.Helper()
-		cmd := exec.Command("kubectl", append([]string{"-s", server, "--cache-dir", cache}, args...)...)
+		cmd := kubectlCmd(context.Background(), args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "KUBECONFIG=/nonexistent", "EDITOR="+filepath.Join(dir, "editor.sh"))
+		cmd.Env = append(cmd.Env, "EDITOR="+filepath.Join(dir, "editor.sh"))
 		cmd.Stdin = strings.NewReader(stdin)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -51,9 +60,6 @@ func TestKubectlWithDefaultFlags(t *testing.T) {
 			}
 		}
 	}
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		t.Skip("kubectl is not on PATH")
-	}
 	cm := func(value string) string {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  a: \"" + value + "\"\n"
 	}
@@ -64,8 +70,7 @@ func TestKubectlWithDefaultFlags(t *testing.T) {
 	// get -w prints changes made by other commands.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	watch := exec.CommandContext(ctx, "kubectl", "-s", server, "--cache-dir", cache, "get", "configmaps", "-w")
-	watch.Env = append(os.Environ(), "KUBECONFIG=/nonexistent")
+	watch := kubectlCmd(ctx, "get", "configmaps", "-w")
 	// kubectl writes while the test polls, so the buffer must be locked.
 	watched := &syncBuffer{}
 	watch.Stdout = watched
@@ -81,8 +86,7 @@ func TestKubectlWithDefaultFlags(t *testing.T) {
 	expect(k(widget("big"), "apply", "-f", "-"), "widget.example.com/w1 configured") // a merge patch
 	// kubectl's own manager takes over the client-side apply's fields; another manager then conflicts.
 	expect(k(cm("3"), "apply", "--server-side", "-f", "-"), "configmap/app serverside-applied")
-	conflict := exec.Command("kubectl", "-s", server, "--cache-dir", cache, "apply", "--server-side", "--field-manager", "second", "-f", "-")
-	conflict.Env = append(os.Environ(), "KUBECONFIG=/nonexistent")
+	conflict := kubectlCmd(context.Background(), "apply", "--server-side", "--field-manager", "second", "-f", "-")
 	conflict.Stdin = strings.NewReader(cm("4"))
 	if out, err := conflict.CombinedOutput(); err == nil || !strings.Contains(string(out), `conflict with "kubectl"`) {
 		t.Errorf("a second field manager must conflict: %v\n%s", err, out)
@@ -111,8 +115,7 @@ func TestKubectlWithDefaultFlags(t *testing.T) {
 
 	expect(k("", "delete", "cm", "app"), `configmap "app" deleted`) // waits for the deletion by default
 	k("", "create", "configmap", "gone")
-	wait := exec.Command("kubectl", "-s", server, "--cache-dir", cache, "wait", "--for=delete", "cm/gone", "--timeout=20s")
-	wait.Env = append(os.Environ(), "KUBECONFIG=/nonexistent")
+	wait := kubectlCmd(context.Background(), "wait", "--for=delete", "cm/gone", "--timeout=20s")
 	var waitOut bytes.Buffer
 	wait.Stdout, wait.Stderr = &waitOut, &waitOut
 	if err := wait.Start(); err != nil {

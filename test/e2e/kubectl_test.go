@@ -10,16 +10,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/apictl/apictl/pkg/certs/certstest"
 )
 
 // kubectl runs the real kubectl with a private cache dir and returns its combined output.
 func kubectl(t *testing.T, args ...string) string {
 	t.Helper()
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not on PATH")
-	}
-	cmd := exec.Command(path, append([]string{"--cache-dir", filepath.Join(t.TempDir(), "cache")}, args...)...)
+	cmd := exec.Command(certstest.Tool(t, "kubectl"), append([]string{"--cache-dir", filepath.Join(t.TempDir(), "cache")}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG=/nonexistent")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
