@@ -73,19 +73,12 @@ func (p *PreparedServer) newHTTPServers(b boundListeners, drain <-chan struct{})
 	if b.secure != nil {
 		sec := p.cfg.SecureServing
 		handler := p.chain(p.cfg.Authentication, p.cfg.Authorization)
-		srv := &http.Server{
-			Handler:           handler,
-			BaseContext:       longRunningDone(drain),
-			MaxHeaderBytes:    1 << 20,
-			ReadHeaderTimeout: 32 * time.Second,
-			IdleTimeout:       90 * time.Second,
-			ErrorLog:          httpErrorLog(p.cfg.Logger),
-			TLSConfig: &tls.Config{
-				MinVersion:     sec.MinTLSVersion,
-				CipherSuites:   sec.CipherSuites,
-				GetCertificate: sec.Cert.GetCertificate,
-				NextProtos:     []string{"h2", "http/1.1"},
-			},
+		srv := p.newHTTPServer(handler, drain)
+		srv.TLSConfig = &tls.Config{
+			MinVersion:     sec.MinTLSVersion,
+			CipherSuites:   sec.CipherSuites,
+			GetCertificate: sec.Cert.GetCertificate,
+			NextProtos:     []string{"h2", "http/1.1"},
 		}
 		if sec.ClientCA != nil {
 			// Requested, not required: the authenticator verifies, so a bad certificate is a 401 Status
@@ -111,14 +104,7 @@ func (p *PreparedServer) newHTTPServers(b boundListeners, drain <-chan struct{})
 	}
 	if b.insecure != nil {
 		handler := p.chain(auth.Insecure, auth.Chain(auth.AlwaysAllow))
-		srv := &http.Server{
-			Handler:           handler,
-			BaseContext:       longRunningDone(drain),
-			MaxHeaderBytes:    1 << 20,
-			ReadHeaderTimeout: 32 * time.Second,
-			IdleTimeout:       90 * time.Second,
-			ErrorLog:          httpErrorLog(p.cfg.Logger),
-		}
+		srv := p.newHTTPServer(handler, drain)
 		addr := displayAddress(p.cfg.InsecureServing.Address, b.insecure)
 		ln := b.insecure
 		out = append(out, &httpServer{Server: srv, kind: "insecurely (no authentication, no authorization)", addr: addr,
@@ -163,6 +149,18 @@ func (p *PreparedServer) chain(authn auth.Authenticator, authz auth.Authorizer) 
 		h = f(h)
 	}
 	return h
+}
+
+// newHTTPServer is an http.Server with the limits both ports share.
+func (p *PreparedServer) newHTTPServer(handler http.Handler, drain <-chan struct{}) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		BaseContext:       longRunningDone(drain),
+		MaxHeaderBytes:    1 << 20,
+		ReadHeaderTimeout: 32 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		ErrorLog:          httpErrorLog(p.cfg.Logger),
+	}
 }
 
 // longRunningDone gives every request of a listener the channel that closes when the server stops

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"sync"
 
@@ -100,14 +99,8 @@ func (c CompletedConfig) New() (*Server, error) {
 	return s, nil
 }
 
-// Table is the route table the server answers.
-func (s *Server) Table() routes.Table { return s.table }
-
 // Registry is the server's Prometheus registry, for components that export their own metrics.
 func (s *Server) Registry() prometheus.Registerer { return s.registry }
-
-// Logger is the server's logger.
-func (s *Server) Logger() *slog.Logger { return s.cfg.Logger }
 
 // AddPostStartHook registers fn to run once the listeners are bound. Until it returns, the
 // poststarthook/<name> check fails, so /readyz reports the server not ready.

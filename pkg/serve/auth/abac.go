@@ -84,9 +84,6 @@ func ParseABAC(r io.Reader) (*ABAC, error) {
 	return a, nil
 }
 
-// Len is the number of policies.
-func (a *ABAC) Len() int { return len(a.policies) }
-
 // Authorize allows the request if any policy matches it.
 func (a *ABAC) Authorize(_ context.Context, u *request.User, info *request.RequestInfo) (Decision, string, error) {
 	for i := range a.policies {

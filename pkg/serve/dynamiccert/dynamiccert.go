@@ -26,11 +26,10 @@ type ServingCert struct {
 	certFile, keyFile string
 	log               *slog.Logger
 
-	mu       sync.RWMutex
-	cert     *tls.Certificate
-	certPEM  []byte
-	keyPEM   []byte
-	loadedAt time.Time
+	mu      sync.RWMutex
+	cert    *tls.Certificate
+	certPEM []byte
+	keyPEM  []byte
 }
 
 // NewServingCert loads the pair; it fails if the files do not hold a matching pair.
@@ -77,7 +76,7 @@ func (c *ServingCert) reload() (bool, error) {
 		return false, fmt.Errorf("loading serving pair %s and %s: %w", c.certFile, c.keyFile, err)
 	}
 	c.mu.Lock()
-	c.cert, c.certPEM, c.keyPEM, c.loadedAt = &pair, certPEM, keyPEM, time.Now()
+	c.cert, c.certPEM, c.keyPEM = &pair, certPEM, keyPEM
 	c.mu.Unlock()
 	return true, nil
 }

@@ -93,8 +93,8 @@ func metricLabels(r *http.Request, info *request.RequestInfo) (verb, group, vers
 }
 
 func dryRunLabel(r *http.Request) string {
-	if r.URL.RawQuery == "" {
-		return ""
+	if !strings.Contains(r.URL.RawQuery, "dryRun") {
+		return "" // most requests: no query to parse
 	}
 	return strings.Join(r.URL.Query()["dryRun"], ",")
 }

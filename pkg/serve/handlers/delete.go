@@ -199,6 +199,9 @@ func (s *scope) markDeleted(r *http.Request, key, name string) ([]byte, int, err
 // finishIfFinalized removes an object whose deletion was pending once its last finalizer is gone, as
 // kube's store does after such an update; it returns the object as last stored.
 func (s *scope) finishIfFinalized(r *http.Request, key string, kv storage.KeyValue) (storage.KeyValue, error) {
+	if !mayBeTerminating(kv.Value) {
+		return kv, nil // the common case, found without decoding: no deletion pending
+	}
 	var m storedMeta
 	if err := json.Unmarshal(kv.Value, &m); err != nil {
 		return kv, err

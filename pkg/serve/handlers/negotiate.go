@@ -93,7 +93,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, format outputFo
 			return
 		}
 		body, contentType = y, mediaYAML
-	case queryBool(r.URL.Query().Get("pretty")):
+	case r.URL.RawQuery != "" && queryBool(r.URL.Query().Get("pretty")):
 		var b bytes.Buffer
 		if err := json.Indent(&b, body, "", "  "); err == nil {
 			b.WriteByte('\n')

@@ -5,8 +5,6 @@ package servertest
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -184,28 +182,6 @@ func (s *Server) HTTPClient() (*http.Client, error) {
 		return nil, err
 	}
 	return &http.Client{Transport: rt, Timeout: 30 * time.Second}, nil
-}
-
-// CAPool returns a pool holding the server's CA.
-func (s *Server) CAPool() (*x509.CertPool, error) {
-	data, err := os.ReadFile(s.CAFile)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(data) {
-		return nil, fmt.Errorf("%s holds no certificate", s.CAFile)
-	}
-	return pool, nil
-}
-
-// TLSConfig returns a TLS config trusting the server's CA, without a client certificate.
-func (s *Server) TLSConfig() (*tls.Config, error) {
-	pool, err := s.CAPool()
-	if err != nil {
-		return nil, err
-	}
-	return &tls.Config{RootCAs: pool}, nil
 }
 
 // Buffer is a log sink safe for concurrent writes and reads.

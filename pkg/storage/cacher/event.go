@@ -171,6 +171,3 @@ func (ch *change) deletedEvent() *Event {
 	})
 	return ch.deleted
 }
-
-// marker says whether the change is a gap or a reset rather than an object's change.
-func (ch *change) marker() bool { return ch.gap != nil || ch.reset }
