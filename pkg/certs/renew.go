@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -185,20 +186,11 @@ func renewTargets(spec RenewSpec, pairs map[string]*stored, order []string) ([]s
 			errs = append(errs, fmt.Errorf("%s is a CA: renewing it needs --yes (apictl certs renew %s --yes); it keeps its key and subject, so the certificates it signed stay valid", s.certPath, name))
 			continue
 		}
-		if !contains(targets, name) {
+		if !slices.Contains(targets, name) {
 			targets = append(targets, name)
 		}
 	}
 	return targets, nil, errors.Join(errs...)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // signerOf returns the CA of the cert dir that signed cert, or nil.

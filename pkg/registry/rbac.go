@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"slices"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -78,7 +80,7 @@ func (b bindingRules) validate(obj runtime.Object) field.ErrorList {
 	if b.namespaced {
 		kinds = []string{"Role", "ClusterRole"}
 	}
-	if !containsString(kinds, ref.Kind) {
+	if !slices.Contains(kinds, ref.Kind) {
 		errs = append(errs, field.NotSupported(refPath.Child("kind"), ref.Kind, kinds))
 	}
 	if ref.Name == "" {
@@ -125,13 +127,4 @@ func validateSubject(s rbacv1.Subject, namespaced bool, fld *field.Path) field.E
 		errs = append(errs, field.NotSupported(fld.Child("kind"), s.Kind, []string{rbacv1.ServiceAccountKind, rbacv1.UserKind, rbacv1.GroupKind}))
 	}
 	return errs
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -108,10 +108,6 @@ func hasSubresource(res *routes.Resource, name string) bool {
 // Custom reports whether objects are unstructured (custom resources).
 func (s *Strategy) Custom() bool { return s.goType == nil }
 
-// HasStatus reports whether the resource has a status subresource, which changes what updates of
-// the main resource may touch.
-func (s *Strategy) HasStatus() bool { return s.hasStatus }
-
 // New returns an empty object of the kind: a pointer to its k8s.io/api type, or an Unstructured.
 func (s *Strategy) New() runtime.Object {
 	if s.goType == nil {

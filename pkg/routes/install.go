@@ -110,7 +110,7 @@ func (in *installer) install(routes []Route, r *Resource, sub *Subresource) []Ro
 		verbs, connect, connectSubpath = sub.Verbs, sub.ConnectMethods, sub.ConnectSubpath
 		subName, objectKind = sub.Name, sub.GroupVersionKind(in.gv)
 	}
-	has := func(v string) bool { return contains(verbs, v) }
+	has := func(v string) bool { return slices.Contains(verbs, v) }
 
 	var buf [16]action
 	acts := buf[:0]

@@ -3,6 +3,7 @@ package routes
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -215,7 +216,7 @@ func (r *Resource) Scope() string {
 }
 
 // HasVerb reports whether the resource supports verb.
-func (r *Resource) HasVerb(verb string) bool { return contains(r.Verbs, verb) }
+func (r *Resource) HasVerb(verb string) bool { return slices.Contains(r.Verbs, verb) }
 
 // GroupVersionKind returns the subresource's kind, filling in the parent's group and version when
 // the subresource has none of its own.
@@ -224,13 +225,4 @@ func (s *Subresource) GroupVersionKind(parent schema.GroupVersion) schema.GroupV
 		return parent.WithKind(s.Kind)
 	}
 	return schema.GroupVersionKind{Group: s.Group, Version: s.Version, Kind: s.Kind}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -9,13 +9,9 @@ import (
 // operation name. The shortest that matches wins, so deletecollection… yields delete.
 var operationVerbs = []string{"get", "log", "read", "replace", "patch", "delete", "deletecollection", "watch", "connect", "proxy", "list", "create"}
 
-// operationName is kube's go-restful operation name:
-// verb + [Namespaced] + Kind + Title(subresource) + [List] + [WithPath] + [ForAllNamespaces].
-func operationName(a Action, method, kind, sub string, namespaced, allNamespaces, withPath bool) string {
-	return string(appendOperationName(nil, a, method, kind, title(sub), namespaced, allNamespaces, withPath))
-}
-
-// appendOperationName appends operationName to dst; titledSub is title(subresource).
+// appendOperationName appends kube's go-restful operation name to dst:
+// verb + [Namespaced] + Kind + Title(subresource) + [List] + [WithPath] + [ForAllNamespaces];
+// titledSub is title(subresource).
 func appendOperationName(dst []byte, a Action, method, kind, titledSub string, namespaced, allNamespaces, withPath bool) []byte {
 	switch a {
 	case ActionGet:
@@ -189,18 +185,13 @@ func appendTitle(dst []byte, s string) []byte {
 	return dst
 }
 
-// routeDoc is the description kube's installer gives a route; kind is the parent's for a
-// subresource.
-func routeDoc(a Action, method, kind, sub string, watchable bool) string {
-	return string(appendDoc(nil, a, method, kind, sub, watchable))
-}
-
 const (
 	watchDeprecation     = ". deprecated: use the 'watch' parameter with a list operation instead, filtered to a single item with the 'fieldSelector' parameter."
 	watchListDeprecation = ". deprecated: use the 'watch' parameter with a list operation instead."
 )
 
-// appendDoc appends routeDoc to dst.
+// appendDoc appends to dst the description kube's installer gives a route; kind is the parent's
+// for a subresource.
 func appendDoc(dst []byte, a Action, method, kind, sub string, watchable bool) []byte {
 	// of appends "<verb><middle><kind>" or, for a subresource, "<verb> <sub> of<middle><kind>".
 	of := func(verb, middle string) []byte {

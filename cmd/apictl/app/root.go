@@ -139,11 +139,6 @@ func groupCmd(use, short string, children ...*cobra.Command) *cobra.Command {
 	return cmd
 }
 
-// notAvailable is what a command that a later release fills in says, instead of pretending to work.
-func notAvailable(what string) error {
-	return fmt.Errorf("%s is not available in this build yet", what)
-}
-
 // addOutputFlag registers -o/--output with the formats a command offers, and completes them.
 func addOutputFlag(cmd *cobra.Command, format *string, formats ...string) {
 	cmd.Flags().StringVarP(format, "output", "o", formats[0], "Output format: "+strings.Join(formats, ", "))
