@@ -2,12 +2,25 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 )
 
 // Stored objects never carry metadata.resourceVersion: an object's version is its etcd mod revision,
 // known only once it is written. Readers splice it into the stored bytes with WithResourceVersion, so
 // a list can stream stored JSON without decoding and re-encoding each object.
+
+// ParseResourceVersion reads a resourceVersion a client sent back: a revision number from a previous
+// response. "0" and "" mean something else to every caller, which handles them first; anything else
+// that is not a positive number is an Invalid StorageError saying what to send.
+func ParseResourceVersion(rv string) (int64, error) {
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, &StorageError{Code: Invalid, Err: fmt.Errorf(
+			"resourceVersion %q is not valid: use a revision number from a previous response, \"0\" or none", rv)}
+	}
+	return n, nil
+}
 
 // ErrNoMetadata is returned for a stored value that is not a JSON object with a metadata object.
 var ErrNoMetadata = errors.New("stored value has no metadata object")

@@ -2,6 +2,8 @@ package storage
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -49,5 +51,31 @@ func BenchmarkWithResourceVersion(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf, _ = WithResourceVersion(buf[:0], value, 123456)
+	}
+}
+
+func TestParseResourceVersion(t *testing.T) {
+	tests := []struct {
+		rv      string
+		want    int64
+		wantErr bool
+	}{
+		{rv: "42", want: 42},
+		{rv: "0", wantErr: true},
+		{rv: "-3", wantErr: true},
+		{rv: "abc", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := ParseResourceVersion(tt.rv)
+		if tt.wantErr {
+			var se *StorageError
+			if !errors.As(err, &se) || se.Code != Invalid || !strings.Contains(err.Error(), `use a revision number from a previous response, "0" or none`) {
+				t.Errorf("%q: error %v, want an Invalid StorageError saying what to send", tt.rv, err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("%q: got %d, %v; want %d", tt.rv, got, err, tt.want)
+		}
 	}
 }

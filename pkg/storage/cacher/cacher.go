@@ -100,8 +100,8 @@ type Cacher struct {
 	// notify closes (and is replaced) whenever the window grows or a bookmark is due: it wakes the
 	// watchers waiting for news.
 	notify chan struct{}
-	// advanced closes (and is replaced) whenever rev moves: it wakes the consistent reads waiting for
-	// the cache to reach etcd's revision.
+	// advanced closes (and is replaced) whenever rev moves: it wakes every reader waiting for the
+	// cache to reach a revision.
 	advanced chan struct{}
 	// bookmarks counts the periodic bookmark ticks.
 	bookmarks uint64
@@ -275,13 +275,13 @@ func (c *Cacher) waitFor(ctx context.Context, op, key string, rev int64) error {
 	var etcd int64
 	for {
 		c.mu.RLock()
-		current, notify := c.rev, c.notify
+		current, advanced := c.rev, c.advanced
 		c.mu.RUnlock()
 		if current >= rev || etcd >= rev {
 			return nil
 		}
 		select {
-		case <-notify:
+		case <-advanced:
 		case <-poll.C:
 			var err error
 			if etcd, err = c.store.CurrentRevision(ctx); err != nil {

@@ -66,7 +66,7 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 	case rv == "0" && (match == storage.MatchUnset || match == storage.MatchNotOlderThan):
 		return c.listAt(c.view(), sub, sub, opts)
 	case rv != "" && rv != "0" && (match == storage.MatchNotOlderThan || (match == storage.MatchUnset && opts.Limit == 0)):
-		if n, err := parseRevision(rv); err == nil && c.revision() >= n {
+		if n, err := storage.ParseResourceVersion(rv); err == nil && c.revision() >= n {
 			return c.listAt(c.view(), sub, sub, opts)
 		}
 	}
@@ -92,7 +92,7 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions) (
 		}
 	case "0":
 	default:
-		n, err := parseRevision(opts.ResourceVersion)
+		n, err := storage.ParseResourceVersion(opts.ResourceVersion)
 		if err != nil || c.revision() < n {
 			return c.store.Get(ctx, key, opts)
 		}
@@ -154,13 +154,13 @@ func (c *Cacher) listFromStore(ctx context.Context, prefix, start string, tok co
 func (c *Cacher) waitCache(ctx context.Context, rev int64) error {
 	for {
 		c.mu.RLock()
-		current, notify := c.rev, c.notify
+		current, advanced := c.rev, c.advanced
 		c.mu.RUnlock()
 		if current >= rev {
 			return nil
 		}
 		select {
-		case <-notify:
+		case <-advanced:
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-c.stopped:

@@ -89,7 +89,7 @@ func (c *Cacher) WatchEvents(ctx context.Context, prefix string, opts WatchOptio
 		w.initialEnd = opts.SendInitialEvents
 		err = c.startFromCache(w)
 	default:
-		n, perr := parseRevision(rv)
+		n, perr := storage.ParseResourceVersion(rv)
 		if perr != nil {
 			return nil, perr
 		}
@@ -260,16 +260,6 @@ func (s snapshot) ascend(prefix string) iter.Seq[*version] {
 			}
 		}
 	}
-}
-
-// parseRevision reads a resourceVersion other than "" and "0".
-func parseRevision(rv string) (int64, error) {
-	n, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, &storage.StorageError{Code: storage.Invalid, Err: fmt.Errorf(
-			"resourceVersion %q is not valid: use a revision number from a previous response, \"0\" or none", rv)}
-	}
-	return n, nil
 }
 
 // prefixEnd is the first key after every key under prefix (which ends in "/").

@@ -3,7 +3,6 @@ package etcd3
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -61,7 +60,7 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions) (s
 		resp, err = s.kv.Get(ctx, key, clientv3.WithSerializable())
 	default:
 		var minRev int64
-		if minRev, err = parseResourceVersion(opts.ResourceVersion); err != nil {
+		if minRev, err = storage.ParseResourceVersion(opts.ResourceVersion); err != nil {
 			return storage.KeyValue{}, err
 		}
 		resp, err = s.getNotOlderThan(ctx, "get", key, minRev)
@@ -93,13 +92,4 @@ func (s *Store) getNotOlderThan(ctx context.Context, op, key string, minRev int6
 
 func keyValue(kv *mvccpb.KeyValue) storage.KeyValue {
 	return storage.KeyValue{Key: string(kv.Key), Value: kv.Value, ModRevision: kv.ModRevision}
-}
-
-// parseResourceVersion reads a resourceVersion other than "" and "0".
-func parseResourceVersion(rv string) (int64, error) {
-	n, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, invalid("resourceVersion %q is not valid: use a revision number from a previous response, \"0\" or none", rv)
-	}
-	return n, nil
 }

@@ -74,7 +74,7 @@ func planList(prefix string, opts storage.ListOptions) (listPlan, error) {
 		}
 		plan.serializable = true
 	default:
-		n, err := parseResourceVersion(rv)
+		n, err := storage.ParseResourceVersion(rv)
 		if err != nil {
 			return listPlan{}, err
 		}
