@@ -102,12 +102,11 @@ func measureMemory(ctx context.Context, cfg Config, s *server, mem *Memory) erro
 		return err
 	}
 	mem.IdleRSS, mem.IdleAnon, mem.IdleFile = idle.RSS, idle.Anon, idle.File
-	client, base, err := s.newClient(ViaHTTP1, seedConcurrency)
+	h, err := s.target(ViaHTTP1, seedConcurrency)
 	if err != nil {
 		return err
 	}
-	defer client.CloseIdleConnections()
-	h := httpTarget{client: client, base: base, protoMajor: 1}
+	defer h.client.CloseIdleConnections()
 	cfg.Logger.Info("storing objects for the memory measurement", "objects", cfg.MemoryObjects)
 	began := time.Now()
 	if err := createNamespace(ctx, h, memoryNamespace); err != nil {
@@ -147,12 +146,11 @@ func compare(ctx context.Context, cfg Config, dir string, report *Report) (err e
 	}
 	defer func() { err = errors.Join(err, s.stop()) }()
 
-	seedClient, base, err := s.newClient(ViaHTTP1, seedConcurrency)
+	h, err := s.target(ViaHTTP1, seedConcurrency)
 	if err != nil {
 		return err
 	}
-	defer seedClient.CloseIdleConnections()
-	h := httpTarget{client: seedClient, base: base, protoMajor: 1}
+	defer h.client.CloseIdleConnections()
 	cfg.Logger.Info("seeding the server", "listed", cfg.ListObjects, "updated", cfg.maxConcurrency())
 	if err := seed(ctx, h, cfg.ListObjects, cfg.maxConcurrency()); err != nil {
 		return err
@@ -213,15 +211,11 @@ func measureConcurrency(ctx context.Context, cfg Config, s *server, e etcdTarget
 	etcdOps := etcdWorkers(e, label)
 	serverOps := map[Via]map[Operation]newWorker{}
 	for _, via := range []Via{ViaHTTP1, ViaHTTP2} {
-		client, base, err := s.newClient(via, c)
+		h, err := s.target(via, c)
 		if err != nil {
 			return nil, err
 		}
-		defer client.CloseIdleConnections()
-		h := httpTarget{client: client, base: base, protoMajor: 1}
-		if via == ViaHTTP2 {
-			h.protoMajor = 2
-		}
+		defer h.client.CloseIdleConnections()
 		serverOps[via] = serverWorkers(h, viaLabel(via)+"-"+label)
 	}
 	var results []Result

@@ -163,6 +163,20 @@ func (s *server) newClient(via Via, concurrency int) (*http.Client, string, erro
 	}
 }
 
+// target is newClient's client as an httpTarget, which checks that every answer comes over via's
+// HTTP version. The caller closes its idle connections when done.
+func (s *server) target(via Via, concurrency int) (httpTarget, error) {
+	client, base, err := s.newClient(via, concurrency)
+	if err != nil {
+		return httpTarget{}, err
+	}
+	h := httpTarget{client: client, base: base, protoMajor: 1}
+	if via == ViaHTTP2 {
+		h.protoMajor = 2
+	}
+	return h, nil
+}
+
 // newCrowdClient returns a client for the secure port that stands for concurrency separate clients:
 // HTTP/1.1 over TLS, so that each worker holds a connection of its own, presenting the client
 // certificate called name in the server's PKI.

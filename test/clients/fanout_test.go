@@ -138,18 +138,31 @@ func parseEvent(line []byte) (n int, rv int64, ok bool) {
 	return n, rv, err == nil
 }
 
-// metric reads one unlabelled (or fully labelled) sample from /metrics.
-func metric(t *testing.T, c *http.Client, base, name string) float64 {
+// metricLines reads the lines of /metrics.
+func metricLines(t *testing.T, c *http.Client, base string) []string {
 	t.Helper()
 	resp, err := c.Get(base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	var lines []string
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+		lines = append(lines, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading /metrics: %v", err)
+	}
+	return lines
+}
+
+// metric reads one unlabelled (or fully labelled) sample from /metrics.
+func metric(t *testing.T, c *http.Client, base, name string) float64 {
+	t.Helper()
+	for _, line := range metricLines(t, c, base) {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
 				t.Fatal(err)
@@ -163,16 +176,9 @@ func metric(t *testing.T, c *http.Client, base, name string) float64 {
 // countSamples counts the samples of a labelled metric: one per label set.
 func countSamples(t *testing.T, c *http.Client, base, name string) int {
 	t.Helper()
-	resp, err := c.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	n := 0
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), name+"{") {
+	for _, line := range metricLines(t, c, base) {
+		if strings.HasPrefix(line, name+"{") {
 			n++
 		}
 	}
