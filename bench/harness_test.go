@@ -108,7 +108,9 @@ func TestHarness(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.jsonPath != "" {
-		writeJSON(t, report, s.jsonPath)
+		if err := report.WriteJSONFile(s.jsonPath); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := report.Check(s.guard); err != nil {
 		t.Error(err)
@@ -156,21 +158,6 @@ func readReport(t *testing.T, path string) *bench.Report {
 		t.Fatalf("reading the report: %v", err)
 	}
 	return &r
-}
-
-func writeJSON(t *testing.T, report *bench.Report, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := report.WriteJSON(f); err != nil {
-		f.Close()
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestReadSettings(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 )
 
 // tooManyRequestsBody is what kube (and apictl's in-flight filter) answers a request over the limit.
-func tooManyRequestsBody(t *testing.T) string {
+func tooManyRequestsBody(t testing.TB) string {
 	t.Helper()
 	s := apierrors.NewTooManyRequests("Too many requests, please try again later.", 1).Status()
 	s.Kind, s.APIVersion = "Status", "v1"
@@ -268,16 +268,11 @@ func TestSampleRSSWhile(t *testing.T) {
 // BenchmarkJudgeTooManyRequests is the load generator's own cost of judging one 429: it shares the
 // machine with the overloaded server, thousands of times a second.
 func BenchmarkJudgeTooManyRequests(b *testing.B) {
-	s := apierrors.NewTooManyRequests("Too many requests, please try again later.", 1).Status()
-	s.Kind, s.APIVersion = "Status", "v1"
-	body, err := json.Marshal(s)
-	if err != nil {
-		b.Fatal(err)
-	}
+	body := tooManyRequestsBody(b)
 	header := http.Header{"Retry-After": []string{"1"}}
 	b.ReportAllocs()
 	for b.Loop() {
-		resp := &http.Response{StatusCode: http.StatusTooManyRequests, Header: header, Body: io.NopCloser(strings.NewReader(string(body)))}
+		resp := &http.Response{StatusCode: http.StatusTooManyRequests, Header: header, Body: io.NopCloser(strings.NewReader(body))}
 		if err := judgeOverloadAnswer(resp); err != errShed {
 			b.Fatal(err)
 		}

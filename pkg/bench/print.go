@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +56,18 @@ func (r *Report) WriteText(w io.Writer) error {
 
 // WriteJSON prints the report as indented JSON.
 func (r *Report) WriteJSON(w io.Writer) error { return output.WriteJSON(w, r) }
+
+// WriteJSONFile writes the report as JSON to the file at path, created or truncated.
+func (r *Report) WriteJSONFile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if err := errors.Join(r.WriteJSON(f), f.Close()); err != nil {
+		return fmt.Errorf("writing the report to %s: %w", path, err)
+	}
+	return nil
+}
 
 func (r *Report) etcdTable() output.Table {
 	t := output.Table{

@@ -166,6 +166,22 @@ func TestWriteJSON(t *testing.T) {
 	}
 }
 
+func TestWriteJSONFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "report.json")
+	if err := sampleReport().WriteJSONFile(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.json", got)
+	missing := filepath.Join(t.TempDir(), "no-such-dir", "report.json")
+	if err := sampleReport().WriteJSONFile(missing); err == nil || !strings.Contains(err.Error(), "writing the report") {
+		t.Errorf("error %v, want one saying the report could not be written", err)
+	}
+}
+
 func TestFormat(t *testing.T) {
 	tests := []struct{ got, want string }{
 		{formatRate(12345.6), "12346"},

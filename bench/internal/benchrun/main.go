@@ -67,21 +67,10 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeReport(jsonPath, report); err != nil {
+	if err := report.WriteJSONFile(jsonPath); err != nil {
 		return err
 	}
 	return checkGoroutines(goroutines)
-}
-
-func writeReport(path string, report *bench.Report) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing the report: %w", err)
-	}
-	if err := errors.Join(report.WriteJSON(f), f.Close()); err != nil {
-		return fmt.Errorf("writing the report: %w", err)
-	}
-	return nil
 }
 
 // checkGoroutines fails if more goroutines than before the run remain once connections that are
