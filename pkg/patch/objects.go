@@ -90,12 +90,7 @@ func (k kind) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner)
 				return obj, nil
 			}
 			// A shallow copy: only apiVersion differs, and callers never modify the result in place.
-			out := &unstructured.Unstructured{Object: make(map[string]any, len(obj.Object)+2)}
-			for key, v := range obj.Object {
-				out.Object[key] = v
-			}
-			out.SetGroupVersionKind(want)
-			return out, nil
+			return k.withGVK(obj, want), nil
 		}
 		out := reflect.New(k.goType).Interface().(runtime.Object)
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, out); err != nil {
@@ -114,9 +109,18 @@ func (k kind) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner)
 	}
 }
 
-// withGVK returns a shallow copy of a typed object with apiVersion and kind set: the struct is
-// copied, its maps and slices are shared, so the copy is for reading only.
+// withGVK returns a shallow copy of in with apiVersion and kind set: an Unstructured's top-level map
+// or a typed object's struct is copied, the maps and slices below are shared, so the copy is for
+// reading only.
 func (k kind) withGVK(in runtime.Object, gvk schema.GroupVersionKind) runtime.Object {
+	if u, ok := in.(*unstructured.Unstructured); ok {
+		out := &unstructured.Unstructured{Object: make(map[string]any, len(u.Object)+2)}
+		for key, v := range u.Object {
+			out.Object[key] = v
+		}
+		out.SetGroupVersionKind(gvk)
+		return out
+	}
 	out := reflect.New(k.goType)
 	out.Elem().Set(reflect.ValueOf(in).Elem())
 	obj := out.Interface().(runtime.Object)
@@ -129,14 +133,6 @@ func (k kind) withGVK(in runtime.Object, gvk schema.GroupVersionKind) runtime.Ob
 func (k kind) forReading(obj runtime.Object) runtime.Object {
 	if obj.GetObjectKind().GroupVersionKind() == k.gvk {
 		return obj
-	}
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		out := &unstructured.Unstructured{Object: make(map[string]any, len(u.Object)+2)}
-		for key, v := range u.Object {
-			out.Object[key] = v
-		}
-		out.SetGroupVersionKind(k.gvk)
-		return out
 	}
 	return k.withGVK(obj, k.gvk)
 }

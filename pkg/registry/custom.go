@@ -27,10 +27,16 @@ func (c customRules) prepareUpdate(obj, old runtime.Object) {
 	if !ok1 || !ok2 || !c.hasStatus {
 		return
 	}
-	if status, found := o.Object["status"]; found {
-		u.Object["status"] = status
+	copyStatus(u, o)
+}
+
+// copyStatus sets the status of to to that of from (shared, not copied deeply), removing it when from
+// has none.
+func copyStatus(to, from *unstructured.Unstructured) {
+	if status, found := from.Object["status"]; found {
+		to.Object["status"] = status
 	} else {
-		delete(u.Object, "status")
+		delete(to.Object, "status")
 	}
 }
 
@@ -72,11 +78,7 @@ func (s *Strategy) PrepareForStatusUpdate(obj, old runtime.Object) runtime.Objec
 	var out runtime.Object
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		o := old.(*unstructured.Unstructured).DeepCopy()
-		if status, found := u.Object["status"]; found {
-			o.Object["status"] = status
-		} else {
-			delete(o.Object, "status")
-		}
+		copyStatus(o, u)
 		out = o
 	} else {
 		out = s.rules.(statusRules).statusUpdate(obj, old)

@@ -61,16 +61,16 @@ type bindingRules struct {
 	namespaced bool
 }
 
-func (b bindingRules) parts(obj runtime.Object) (rbacv1.RoleRef, []rbacv1.Subject, string) {
+func (b bindingRules) parts(obj runtime.Object) (rbacv1.RoleRef, []rbacv1.Subject) {
 	if rb, ok := obj.(*rbacv1.RoleBinding); ok {
-		return rb.RoleRef, rb.Subjects, rb.Namespace
+		return rb.RoleRef, rb.Subjects
 	}
 	crb := obj.(*rbacv1.ClusterRoleBinding)
-	return crb.RoleRef, crb.Subjects, ""
+	return crb.RoleRef, crb.Subjects
 }
 
 func (b bindingRules) validate(obj runtime.Object) field.ErrorList {
-	ref, subjects, _ := b.parts(obj)
+	ref, subjects := b.parts(obj)
 	var errs field.ErrorList
 	refPath := field.NewPath("roleRef")
 	if ref.APIGroup != rbacv1.GroupName {
@@ -98,8 +98,8 @@ func (b bindingRules) validate(obj runtime.Object) field.ErrorList {
 
 func (b bindingRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
 	errs := b.validate(obj)
-	ref, _, _ := b.parts(obj)
-	oldRef, _, _ := b.parts(old)
+	ref, _ := b.parts(obj)
+	oldRef, _ := b.parts(old)
 	if ref != oldRef {
 		errs = append(errs, field.Invalid(field.NewPath("roleRef"), ref, "cannot change roleRef"))
 	}

@@ -57,10 +57,7 @@ func (v *Validator) ValidateUpdate(ctx context.Context, obj, old *unstructured.U
 	errs = append(errs, v.validateScaleSpec(obj)...)
 	errs = append(errs, v.validateScaleStatus(obj)...)
 	errs = append(errs, validateEmbedded(ctx, nil, obj.Object, v.embedded)...)
-	if len(listtype.ValidateListSetsAndMaps(nil, v.structural, old.Object)) == 0 {
-		errs = append(errs, listtype.ValidateListSetsAndMaps(nil, v.structural, obj.Object)...)
-	}
-	return errs
+	return append(errs, v.listTypeErrors(obj, old)...)
 }
 
 // ValidateStatusUpdate checks a write to the status subresource: metadata update rules, status against
@@ -77,9 +74,15 @@ func (v *Validator) ValidateStatusUpdate(ctx context.Context, obj, old *unstruct
 		errs = append(errs, fieldErrors(field.NewPath("status"), res)...)
 	}
 	errs = append(errs, v.validateScaleStatus(obj)...)
-	if newErrs := listtype.ValidateListSetsAndMaps(nil, v.structural, obj.Object); len(newErrs) > 0 &&
-		len(listtype.ValidateListSetsAndMaps(nil, v.structural, old.Object)) == 0 {
-		errs = append(errs, newErrs...)
+	return append(errs, v.listTypeErrors(obj, old)...)
+}
+
+// listTypeErrors returns the list-type errors of obj, or none if old has some too: as in kube, an
+// object stored with broken list types stays writable. old is only walked when obj has errors.
+func (v *Validator) listTypeErrors(obj, old *unstructured.Unstructured) field.ErrorList {
+	errs := listtype.ValidateListSetsAndMaps(nil, v.structural, obj.Object)
+	if len(errs) == 0 || len(listtype.ValidateListSetsAndMaps(nil, v.structural, old.Object)) > 0 {
+		return nil
 	}
 	return errs
 }

@@ -78,3 +78,28 @@ func BenchmarkConvert1000(b *testing.B) {
 	b.Run("widgets", func(b *testing.B) { run(b, w, ws, Options{}, false) })
 	b.Run("widgets/json", func(b *testing.B) { run(b, w, ws, Options{}, true) })
 }
+
+// BenchmarkWatch1000 converts 1,000 watch events of one stream, one table each, as a watch handler
+// does with a Watch.
+func BenchmarkWatch1000(b *testing.B) {
+	api := testAPI(b)
+	run := func(b *testing.B, c *Converter, objs []runtime.Object) {
+		b.ReportAllocs()
+		for b.Loop() {
+			w, err := c.Watch(Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, o := range objs {
+				if _, err := w.Convert(o); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	cm, _ := testConverter(b, api, configMaps)
+	w, _ := testConverter(b, api, widgets)
+	cms, ws := benchConfigMaps(), benchWidgets()
+	b.Run("configmaps", func(b *testing.B) { run(b, cm, cms) })
+	b.Run("widgets", func(b *testing.B) { run(b, w, ws) })
+}

@@ -31,6 +31,11 @@ func (c *Converter) NewBuilder(opts Options) (*Builder, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.newBuilder(opts, cells), nil
+}
+
+// newBuilder starts a table with opts, already checked, whose rows cells makes.
+func (c *Converter) newBuilder(opts Options, cells cellFunc) *Builder {
 	t := &metav1.Table{TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: opts.apiVersion()}}
 	if !opts.NoHeaders {
 		t.ColumnDefinitions = slices.Clone(c.columns)
@@ -38,7 +43,7 @@ func (c *Converter) NewBuilder(opts Options) (*Builder, error) {
 	if !c.nullEmpty {
 		t.Rows = []metav1.TableRow{}
 	}
-	return &Builder{c: c, opts: opts, cells: cells, now: metav1.NewTime(c.now()), table: t}, nil
+	return &Builder{c: c, opts: opts, cells: cells, now: metav1.NewTime(c.now()), table: t}
 }
 
 // Add appends obj's row: a pointer to the resource's k8s.io/api type, or an Unstructured. obj is not

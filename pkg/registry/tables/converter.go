@@ -158,7 +158,10 @@ func (c *Converter) convertObject(b *Builder, obj runtime.Object) (*metav1.Table
 type Watch struct {
 	c    *Converter
 	opts Options
-	sent bool
+	// cells serves every event of the stream: one Watch converts one event at a time, so its
+	// JSONPath state is never shared, and the columns are not parsed again for each event.
+	cells cellFunc
+	sent  bool
 }
 
 // Watch starts the tables of a watch stream. Bookmarks are converted too, and a bookmark that marks
@@ -168,7 +171,11 @@ func (c *Converter) Watch(opts Options) (*Watch, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	return &Watch{c: c, opts: opts}, nil
+	cells, err := c.newCells()
+	if err != nil {
+		return nil, err
+	}
+	return &Watch{c: c, opts: opts, cells: cells}, nil
 }
 
 // Convert returns the one-row table of an event's object. Do not pass the Status of an ERROR event:
@@ -176,11 +183,7 @@ func (c *Converter) Watch(opts Options) (*Watch, error) {
 func (w *Watch) Convert(obj runtime.Object) (*metav1.Table, error) {
 	opts := w.opts
 	opts.NoHeaders = opts.NoHeaders || w.sent
-	b, err := w.c.NewBuilder(opts)
-	if err != nil {
-		return nil, err
-	}
-	t, err := w.c.convertObject(b, obj)
+	t, err := w.c.convertObject(w.c.newBuilder(opts, w.cells), obj)
 	if err != nil {
 		return nil, err
 	}
