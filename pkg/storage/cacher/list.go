@@ -42,9 +42,10 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 	}
 	rv, match := opts.ResourceVersion, opts.ResourceVersionMatch
 	if opts.Continue != "" {
-		tok, ours, err := decodeContinue(opts.Continue, sub)
+		tok, err := storage.DecodeContinue(opts.Continue, sub)
 		switch {
-		case !ours:
+		case tok.Source != continueSource:
+			// The store's token, or none at all: the store answers (or refuses) it.
 			return c.store.List(ctx, prefix, opts)
 		case err != nil:
 			return nil, err
@@ -106,10 +107,20 @@ func (c *Cacher) Get(ctx context.Context, key string, opts storage.GetOptions) (
 	return v.kv, nil
 }
 
+// continueSource marks the cacher's continue tokens, which it answers itself; the store's it passes on.
+// The store answers the cacher's too, while the cacher is not serving.
+const continueSource = "watchcache"
+
+// encodeContinue returns the cacher's token for the page of prefix that starts at start (relative to
+// prefix), at rev.
+func encodeContinue(prefix, start string, rev int64) string {
+	return storage.EncodeContinue(prefix, storage.ContinueToken{Revision: rev, Start: start, Source: continueSource})
+}
+
 // continueList answers the page after a token of the cacher's.
-func (c *Cacher) continueList(ctx context.Context, prefix string, tok continueToken, opts storage.ListOptions) (*storage.ListResult, error) {
+func (c *Cacher) continueList(ctx context.Context, prefix string, tok storage.ContinueToken, opts storage.ListOptions) (*storage.ListResult, error) {
 	start := prefix + tok.Start
-	if tok.Revision == latestRevision {
+	if tok.Revision == storage.ContinueLatest {
 		return c.listAt(c.view(), prefix, start, opts)
 	}
 	if c.revision() < tok.Revision {
@@ -127,7 +138,7 @@ func (c *Cacher) continueList(ctx context.Context, prefix string, tok continueTo
 
 // listFromStore answers a continued list the window cannot: the store reads at the token's revision,
 // with a filter that skips the keys before the token's.
-func (c *Cacher) listFromStore(ctx context.Context, prefix, start string, tok continueToken, opts storage.ListOptions) (*storage.ListResult, error) {
+func (c *Cacher) listFromStore(ctx context.Context, prefix, start string, tok storage.ContinueToken, opts storage.ListOptions) (*storage.ListResult, error) {
 	filter := opts.Filter
 	res, err := c.store.List(ctx, prefix, storage.ListOptions{
 		ResourceVersion:      strconv.FormatInt(tok.Revision, 10),
@@ -145,7 +156,7 @@ func (c *Cacher) listFromStore(ctx context.Context, prefix, start string, tok co
 	})
 	if storage.IsExpired(err) {
 		return nil, &storage.StorageError{Code: storage.Expired, Op: "list", Key: prefix, ResourceVersion: tok.Revision,
-			Continue: encodeContinue(prefix, tok.Start, latestRevision), Err: err}
+			Continue: encodeContinue(prefix, tok.Start, storage.ContinueLatest), Err: err}
 	}
 	return res, err
 }

@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/apictl/apictl/pkg/storage"
+	"github.com/apictl/apictl/pkg/storage/internal/storagetest"
 )
 
 // fillKeys creates prefix+name for each name and returns the revision of the last write.
@@ -154,7 +156,7 @@ func TestListContinueIsConsistent(t *testing.T) {
 // Past the window, the store reads the next page at the token's revision; if etcd compacted that
 // revision too, the answer is Expired with a token that goes on from the same key.
 func TestListContinueBeyondWindow(t *testing.T) {
-	srv := newIsolatedEtcd(t)
+	srv := storagetest.IsolatedEtcd(t)
 	s := newEtcdStore(t, srv.ClientURLs())
 	fillKeys(t, s, "ns", "a", "b", "c", "d", "e")
 	f := newFaultStore(s)
@@ -334,5 +336,52 @@ func TestListContinueFromCacheAhead(t *testing.T) {
 	}
 	if f.lists.Load() == lists {
 		t.Error("the cache behind the token answered it from memory")
+	}
+}
+
+// While the cacher is not serving, before its first list and after it stopped, the store answers its
+// lists, the cacher's own continue tokens included: the token goes on with the same list.
+func TestListContinueWhenNotServing(t *testing.T) {
+	s := newEtcdStore(t, nil)
+	fillKeys(t, s, "ns", "a", "b", "c")
+	f := newFaultStore(s)
+	stopped, err := New(f, "configmaps/", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- stopped.Run(ctx) }()
+	select {
+	case <-stopped.ready:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the cacher did not become ready")
+	}
+	first, err := stopped.List(context.Background(), "configmaps/", storage.ListOptions{ResourceVersion: "0", Limit: 1})
+	if err != nil || first.Continue == "" {
+		t.Fatalf("first page: %v, continue %q", err, first.Continue)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	notReady, err := New(f, "configmaps/", Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		c    *Cacher
+	}{{"before the first list", notReady}, {"after stopping", stopped}} {
+		lists := f.lists.Load()
+		got, res := pages(t, tc.c, "configmaps/", storage.ListOptions{Continue: first.Continue, Limit: 1})
+		if want := "[[configmaps/ns/b] [configmaps/ns/c]]"; fmt.Sprint(got) != want || res.Revision != first.Revision {
+			t.Errorf("%s: pages after the cacher's token %v at %d, want %s at %d", tc.name, got, res.Revision, want, first.Revision)
+		}
+		if f.lists.Load() == lists {
+			t.Errorf("%s: the store did not answer", tc.name)
+		}
 	}
 }

@@ -5,22 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/apictl/apictl/pkg/storage"
-	"github.com/apictl/apictl/pkg/storage/embedded"
 	"github.com/apictl/apictl/pkg/storage/etcd3"
 	"github.com/apictl/apictl/pkg/storage/internal/storagetest"
 )
 
 // sharedEndpoints is the etcd most tests of this binary share, each under a store prefix of its own.
-// Tests that compact or stop etcd start their own (newIsolatedEtcd): compaction is cluster-wide.
+// Tests that compact or stop etcd start their own (storagetest.IsolatedEtcd): compaction is cluster-wide.
 var sharedEndpoints []string
 
 func TestMain(m *testing.M) {
@@ -30,17 +27,13 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-var prefixCounter atomic.Int64
-
 // newEtcdStore connects to endpoints (the shared etcd when nil) under a prefix of the test's own.
 func newEtcdStore(tb testing.TB, endpoints []string) *etcd3.Store {
 	tb.Helper()
 	if endpoints == nil {
 		endpoints = sharedEndpoints
 	}
-	name := strings.NewReplacer("/", "_", " ", "_").Replace(tb.Name())
-	s, err := etcd3.New(testContext(tb), etcd3.Config{Endpoints: endpoints,
-		Prefix: fmt.Sprintf("/cacher-test/%s-%d", name, prefixCounter.Add(1))})
+	s, err := etcd3.New(testContext(tb), etcd3.Config{Endpoints: endpoints, Prefix: storagetest.Prefix(tb, "/cacher-test")})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -52,14 +45,8 @@ func newEtcdStore(tb testing.TB, endpoints []string) *etcd3.Store {
 	return s
 }
 
-func newIsolatedEtcd(tb testing.TB) *embedded.Server { return storagetest.IsolatedEtcd(tb) }
-
 // testContext ends with the test, and in any case well before the test binary's own timeout.
-func testContext(tb testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	tb.Cleanup(cancel)
-	return ctx
-}
+func testContext(tb testing.TB) context.Context { return storagetest.Context(tb, 2*time.Minute) }
 
 // startCacher runs a cacher of prefix over store until the test ends, and waits until it is ready.
 func startCacher(tb testing.TB, store storage.Store, prefix string, cfg Config) *Cacher {
@@ -425,39 +412,6 @@ func eventually(tb testing.TB, what string, cond func() bool) {
 func waitRevision(tb testing.TB, c *Cacher, rev int64) {
 	tb.Helper()
 	eventually(tb, fmt.Sprintf("the cache reaches revision %d", rev), func() bool { return c.Stats().Revision >= rev })
-}
-
-// logRecorder is a slog.Handler that lets a test wait for a message.
-type logRecorder struct {
-	messages chan string
-}
-
-func newLogRecorder() *logRecorder { return &logRecorder{messages: make(chan string, 1000)} }
-
-func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
-func (r *logRecorder) WithGroup(string) slog.Handler            { return r }
-func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
-	select {
-	case r.messages <- rec.Message:
-	default:
-	}
-	return nil
-}
-
-func (r *logRecorder) waitFor(t *testing.T, message string) {
-	t.Helper()
-	timeout := time.After(10 * time.Second)
-	for {
-		select {
-		case m := <-r.messages:
-			if m == message {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("no log message %q", message)
-		}
-	}
 }
 
 // expectError checks that the next event is an Error whose error has code and message.

@@ -239,22 +239,14 @@ func (c *Cacher) replace(items []storage.KeyValue, rev int64) {
 	c.update(func() bool {
 		switch {
 		case !c.isReady():
-			versions := make([]*version, len(items))
-			for i, kv := range items {
-				versions[i] = newVersion(kv)
-			}
-			c.index.build(versions)
+			c.index.build(newVersions(items))
 			c.rev = rev
 			c.window.oldest = rev
 			close(c.ready)
 			c.logger.Debug("watch cache ready", "revision", rev, "objects", len(items))
 			return false
 		case rev < c.rev:
-			versions := make([]*version, len(items))
-			for i, kv := range items {
-				versions[i] = newVersion(kv)
-			}
-			c.index.build(versions)
+			c.index.build(newVersions(items))
 			c.window.push(&change{rev: c.rev, from: rev, reset: true})
 			c.window.restart(rev)
 			c.logger.Warn("the store's revision went back (was etcd restored from a backup?); every watch of the resource ends with Expired",
@@ -272,6 +264,15 @@ func (c *Cacher) replace(items []storage.KeyValue, rev int64) {
 		c.rev = rev
 		return true
 	})
+}
+
+// newVersions returns the versions of a list, for an index built from scratch.
+func newVersions(items []storage.KeyValue) []*version {
+	versions := make([]*version, len(items))
+	for i, kv := range items {
+		versions[i] = newVersion(kv)
+	}
+	return versions
 }
 
 // diff compares a list at rev (sorted by key) with the index: it returns the versions of the list,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apictl/apictl/pkg/storage"
 	"github.com/apictl/apictl/pkg/storage/embedded"
+	"github.com/apictl/apictl/pkg/storage/internal/storagetest"
 )
 
 var (
@@ -100,7 +101,7 @@ func TestRelistAfterExpired(t *testing.T) {
 
 // A real compaction of the revision the cacher would resume from makes it list again.
 func TestRelistAfterCompaction(t *testing.T) {
-	srv := newIsolatedEtcd(t)
+	srv := storagetest.IsolatedEtcd(t)
 	s := newEtcdStore(t, srv.ClientURLs())
 	create(t, s, "configmaps/a/x", object("a", "x", "x1"))
 	f := newFaultStore(s)
@@ -147,15 +148,7 @@ func TestEtcdRestart(t *testing.T) {
 	if err := srv.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	address := strings.TrimPrefix(endpoints[0], "http://")
-	srv, err = embedded.Start(ctx, embedded.Config{Dir: dir, ClientAddress: address, UnsafeNoFsync: true})
-	if err != nil {
-		if strings.Contains(err.Error(), "address already in use") {
-			t.Skipf("another process took port %s meanwhile: %v", address, err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close(context.Background()) })
+	storagetest.RestartEtcd(t, dir, endpoints[0])
 	var after storage.KeyValue
 	eventually(t, "the store reconnects", func() bool {
 		var err error

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apictl/apictl/pkg/storage"
+	"github.com/apictl/apictl/pkg/storage/internal/storagetest"
 )
 
 // resourceVersion unset and "0": an Added event per object of the current state, in key order, then
@@ -354,7 +355,7 @@ func TestWatchOrdering(t *testing.T) {
 // reader that keeps up gets everything; neither holds up the other.
 func TestWatchSlowReaderIsCutOff(t *testing.T) {
 	s := newEtcdStore(t, nil)
-	logs := newLogRecorder()
+	logs := storagetest.NewLogRecorder()
 	c := startCacher(t, s, "configmaps/", Config{WindowSize: 64, WatcherBuffer: 2, MaxWatcherLag: 5, Logger: slog.New(logs)})
 	slow := watch(t, c, "configmaps/", WatchOptions{})
 	fast := watch(t, c, "configmaps/", WatchOptions{})
@@ -367,7 +368,7 @@ func TestWatchSlowReaderIsCutOff(t *testing.T) {
 		}
 	}
 	// Reading before the cut-off would make room and let the slow watcher go on.
-	logs.waitFor(t, "cutting off a watcher whose reader fell behind")
+	logs.WaitFor(t, "cutting off a watcher whose reader fell behind")
 	for i := range 2 {
 		if ev := nextObject(t, slow); ev.Revision != revs[i] {
 			t.Errorf("slow reader's buffered event at %d, want %d", ev.Revision, revs[i])

@@ -7,13 +7,15 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/apictl/apictl/pkg/storage/internal/storagetest"
 )
 
 // Two servers on one cluster take turns: a round runs only for the server that saw the latest
 // version of compact_rev_key, and compacts to the revision it saw one round earlier.
 func TestCompactOnceTakesTurns(t *testing.T) {
 	ctx := testContext(t)
-	srv := newIsolatedEtcd(t)
+	srv := storagetest.IsolatedEtcd(t)
 	prefix := uniquePrefix(t)
 	a := newStore(t, srv.ClientURLs(), Config{Prefix: prefix})
 	b := newStore(t, srv.ClientURLs(), Config{Prefix: prefix})
@@ -58,7 +60,7 @@ func TestCompactOnceTakesTurns(t *testing.T) {
 
 func TestCompactorRunsUntilClosed(t *testing.T) {
 	ctx := testContext(t)
-	srv := newIsolatedEtcd(t)
+	srv := storagetest.IsolatedEtcd(t)
 	s := newStore(t, srv.ClientURLs(), Config{CompactionInterval: 20 * time.Millisecond})
 	first := fill(t, s, "pods/ns/", "a")
 	fill(t, s, "pods/ns/", "b")

@@ -55,7 +55,7 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions) (s
 	var err error
 	switch opts.ResourceVersion {
 	case "":
-		resp, err = s.kv.Get(ctx, key)
+		return s.readCurrent(ctx, "get", key)
 	case "0":
 		resp, err = s.kv.Get(ctx, key, clientv3.WithSerializable())
 	default:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apictl/apictl/pkg/storage"
 	"github.com/apictl/apictl/pkg/storage/embedded"
+	"github.com/apictl/apictl/pkg/storage/internal/storagetest"
 )
 
 // When etcd stops, the health check and requests fail with Unavailable within their bounds and a new
@@ -26,7 +27,7 @@ func TestEtcdStopsAndReturns(t *testing.T) {
 	}
 	t.Cleanup(func() { srv.Close(context.Background()) })
 	endpoints := srv.ClientURLs()
-	logs := newLogRecorder()
+	logs := storagetest.NewLogRecorder()
 	s := newStore(t, endpoints, Config{HealthcheckTimeout: 300 * time.Millisecond, Logger: slog.New(logs)})
 	if err := s.Healthy(ctx); err != nil {
 		t.Fatalf("healthy etcd: %v", err)
@@ -61,15 +62,7 @@ func TestEtcdStopsAndReturns(t *testing.T) {
 		t.Errorf("New gave up after %s", elapsed)
 	}
 
-	address := strings.TrimPrefix(endpoints[0], "http://")
-	srv, err = embedded.Start(ctx, embedded.Config{Dir: dir, ClientAddress: address, UnsafeNoFsync: true})
-	if err != nil {
-		if strings.Contains(err.Error(), "address already in use") {
-			t.Skipf("another process took port %s meanwhile: %v", address, err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close(context.Background()) })
+	storagetest.RestartEtcd(t, dir, endpoints[0])
 	eventually(t, 30*time.Second, "the store reconnects", func() (bool, error) {
 		reqCtx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
@@ -86,7 +79,7 @@ func TestEtcdStopsAndReturns(t *testing.T) {
 		t.Errorf("Healthy after etcd returned: %v", err)
 	}
 	// The failures were returned to their callers; the log does not repeat each of them.
-	if w := logs.warned(); len(w) != 0 {
+	if w := logs.Warned(); len(w) != 0 {
 		t.Errorf("warnings logged: %q", w)
 	}
 }

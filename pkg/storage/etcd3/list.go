@@ -56,11 +56,13 @@ func planList(prefix string, opts storage.ListOptions) (listPlan, error) {
 		if (rv != "" && rv != "0") || match != storage.MatchUnset {
 			return listPlan{}, invalid("list: a continue token can not be combined with resourceVersion or resourceVersionMatch: it carries its own")
 		}
-		start, revision, err := decodeContinue(opts.Continue, prefix)
+		// The watch cache's tokens are accepted too: it hands its lists to the store while it is not
+		// serving, and the token's position is the same list's.
+		tok, err := storage.DecodeContinue(opts.Continue, prefix)
 		if err != nil {
 			return listPlan{}, err
 		}
-		return listPlan{start: start, revision: max(revision, 0), continued: true}, nil
+		return listPlan{start: prefix + tok.Start, revision: max(tok.Revision, 0), continued: true}, nil
 	}
 	plan := listPlan{start: prefix}
 	switch rv {
@@ -120,9 +122,8 @@ func (s *Store) list(ctx context.Context, prefix string, plan listPlan, opts sto
 			result.Items = append(result.Items, item)
 			if limit > 0 && int64(len(result.Items)) == limit {
 				if i < len(resp.Kvs)-1 || resp.More {
-					if err := s.setContinue(result, prefix, item.Key, revision); err != nil {
-						return nil, err
-					}
+					next := storage.ContinueToken{Revision: revision, Start: item.Key[len(prefix):] + "\x00"}
+					result.Continue = storage.EncodeContinue(prefix, next)
 					if filter == nil {
 						remaining := resp.Count - int64(i+1)
 						result.RemainingItemCount = &remaining
@@ -164,15 +165,6 @@ func (s *Store) readBatch(ctx context.Context, key, rangeEnd string, batch, revi
 	return s.kv.Get(ctx, key, opts...)
 }
 
-func (s *Store) setContinue(result *storage.ListResult, prefix, lastKey string, revision int64) error {
-	token, err := encodeContinue(prefix, lastKey[len(prefix):]+"\x00", revision)
-	if err != nil {
-		return err
-	}
-	result.Continue = token
-	return nil
-}
-
 // listError maps a compacted revision to Expired (with a fresh token that goes on from the same key
 // at the latest revision when the list was continued) and a future one to TooLargeResourceVersion.
 func (s *Store) listError(ctx context.Context, prefix string, plan listPlan, revision int64, err error) error {
@@ -180,11 +172,7 @@ func (s *Store) listError(ctx context.Context, prefix string, plan listPlan, rev
 	case isCompacted(err):
 		expired := &storage.StorageError{Code: storage.Expired, Op: "list", Key: prefix, ResourceVersion: revision, Err: err}
 		if plan.continued {
-			token, terr := encodeContinue(prefix, plan.start[len(prefix):], inconsistentRevision)
-			if terr != nil {
-				return terr
-			}
-			expired.Continue = token
+			expired.Continue = storage.EncodeContinue(prefix, storage.ContinueToken{Revision: storage.ContinueLatest, Start: plan.start[len(prefix):]})
 		}
 		return expired
 	case isFutureRev(err):
@@ -194,9 +182,6 @@ func (s *Store) listError(ctx context.Context, prefix string, plan listPlan, rev
 		}
 		return &storage.StorageError{Code: storage.TooLargeResourceVersion, Op: "list", Key: prefix,
 			ResourceVersion: revision, CurrentRevision: current}
-	}
-	if storage.CodeOf(err) != 0 {
-		return err
 	}
 	return s.interpret("list", prefix, err)
 }

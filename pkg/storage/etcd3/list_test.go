@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/apictl/apictl/pkg/storage"
+	"github.com/apictl/apictl/pkg/storage/internal/storagetest"
 )
 
 // fill creates prefix+name for each name and returns the revision of the last write.
@@ -279,13 +280,15 @@ func TestListContinueTokens(t *testing.T) {
 	}{
 		{"valid", storage.ListOptions{Continue: token}, 0},
 		{"valid with rv 0", storage.ListOptions{Continue: token, ResourceVersion: "0"}, 0},
+		// The watch cache hands its lists, with its tokens, to the store while it is not serving.
+		{"the watch cache's", storage.ListOptions{Continue: storage.EncodeContinue("pods/a/", storage.ContinueToken{Revision: page.Revision, Start: "1\x00", Source: "watchcache"})}, 0},
 		{"with a resourceVersion", storage.ListOptions{Continue: token, ResourceVersion: "5"}, storage.Invalid},
 		{"with a resourceVersionMatch", storage.ListOptions{Continue: token, ResourceVersion: "0", ResourceVersionMatch: storage.MatchNotOlderThan}, storage.Invalid},
 		{"not base64", storage.ListOptions{Continue: "%%%"}, storage.InvalidContinue},
 		{"not JSON", storage.ListOptions{Continue: raw("hello")}, storage.InvalidContinue},
-		{"wrong version", storage.ListOptions{Continue: raw(strings.Replace(string(good), continueVersion, "v0", 1))}, storage.InvalidContinue},
-		{"no revision", storage.ListOptions{Continue: raw(`{"v":"meta.k8s.io/v1","start":"2","p":"` + prefixHash("pods/a/") + `"}`)}, storage.InvalidContinue},
-		{"no start", storage.ListOptions{Continue: raw(`{"v":"meta.k8s.io/v1","rv":3,"p":"` + prefixHash("pods/a/") + `"}`)}, storage.InvalidContinue},
+		{"wrong version", storage.ListOptions{Continue: raw(strings.Replace(string(good), "meta.k8s.io/v1", "v0", 1))}, storage.InvalidContinue},
+		{"no revision", storage.ListOptions{Continue: storage.EncodeContinue("pods/a/", storage.ContinueToken{Start: "2"})}, storage.InvalidContinue},
+		{"no start", storage.ListOptions{Continue: storage.EncodeContinue("pods/a/", storage.ContinueToken{Revision: 3})}, storage.InvalidContinue},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -310,7 +313,7 @@ func TestListContinueTokens(t *testing.T) {
 // the same key at the latest revision.
 func TestListExpiredAfterCompaction(t *testing.T) {
 	ctx := testContext(t)
-	srv := newIsolatedEtcd(t)
+	srv := storagetest.IsolatedEtcd(t)
 	s := newStore(t, srv.ClientURLs(), Config{})
 	revA := fill(t, s, "pods/ns/", "a", "b", "c")
 	first, err := s.List(ctx, "pods/ns/", storage.ListOptions{Limit: 1})

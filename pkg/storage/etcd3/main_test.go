@@ -3,24 +3,18 @@ package etcd3
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 	"os"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/apictl/apictl/pkg/storage"
-	"github.com/apictl/apictl/pkg/storage/embedded"
 	"github.com/apictl/apictl/pkg/storage/internal/storagetest"
 )
 
 // sharedEndpoints is the etcd that most tests of this binary share, each under a prefix of its own.
-// Tests that compact or stop etcd start their own (newIsolatedEtcd): compaction is cluster-wide.
+// Tests that compact or stop etcd start their own (storagetest.IsolatedEtcd): compaction is cluster-wide.
 var sharedEndpoints []string
 
 func TestMain(m *testing.M) {
@@ -30,13 +24,8 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-var prefixCounter atomic.Int64
-
 // uniquePrefix gives each store of a test binary its own key space on the shared etcd.
-func uniquePrefix(tb testing.TB) string {
-	name := strings.NewReplacer("/", "_", " ", "_").Replace(tb.Name())
-	return fmt.Sprintf("/test/%s-%d", name, prefixCounter.Add(1))
-}
+func uniquePrefix(tb testing.TB) string { return storagetest.Prefix(tb, "/test") }
 
 // newStore connects to endpoints (the shared etcd when nil) under a new prefix unless cfg names one.
 func newStore(tb testing.TB, endpoints []string, cfg Config) *Store {
@@ -60,9 +49,6 @@ func newStore(tb testing.TB, endpoints []string, cfg Config) *Store {
 	return s
 }
 
-// newIsolatedEtcd starts an etcd of the test's own, for tests that compact or stop it.
-func newIsolatedEtcd(tb testing.TB) *embedded.Server { return storagetest.IsolatedEtcd(tb) }
-
 // rawClient is a plain etcd client, to look behind the store's back.
 func rawClient(tb testing.TB, endpoints []string) *clientv3.Client {
 	tb.Helper()
@@ -78,11 +64,7 @@ func rawClient(tb testing.TB, endpoints []string) *clientv3.Client {
 }
 
 // testContext ends with the test, and in any case well before the test binary's own timeout.
-func testContext(tb testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	tb.Cleanup(cancel)
-	return ctx
-}
+func testContext(tb testing.TB) context.Context { return storagetest.Context(tb, time.Minute) }
 
 // eventually polls cond until it holds or the deadline passes: for effects that etcd applies in
 // its own time (lease expiry, compaction), without asserting how long they take.
@@ -101,52 +83,6 @@ func eventually(tb testing.TB, within time.Duration, what string, cond func() (b
 			tb.Fatalf("%s: not within %s", what, within)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// logRecorder is a slog.Handler that lets a test wait for a message and see the warnings.
-type logRecorder struct {
-	messages chan string
-	mu       sync.Mutex
-	warnings []string
-}
-
-func newLogRecorder() *logRecorder { return &logRecorder{messages: make(chan string, 100)} }
-
-func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
-func (r *logRecorder) WithGroup(string) slog.Handler            { return r }
-func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
-	if rec.Level >= slog.LevelWarn {
-		r.mu.Lock()
-		r.warnings = append(r.warnings, rec.Message)
-		r.mu.Unlock()
-	}
-	select {
-	case r.messages <- rec.Message:
-	default:
-	}
-	return nil
-}
-
-func (r *logRecorder) warned() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.warnings...)
-}
-
-func (r *logRecorder) waitFor(t *testing.T, message string) {
-	t.Helper()
-	timeout := time.After(10 * time.Second)
-	for {
-		select {
-		case m := <-r.messages:
-			if m == message {
-				return
-			}
-		case <-timeout:
-			t.Fatalf("no log message %q", message)
-		}
 	}
 }
 

@@ -123,7 +123,8 @@ func (s *Store) Delete(ctx context.Context, key string, check storage.CheckFunc)
 	}
 }
 
-// readCurrent reads key for a compare-and-swap: a quorum read, NotFound if the key does not exist.
+// readCurrent reads the latest value of key, for a compare-and-swap or a Get of resourceVersion "": a
+// quorum read, NotFound if the key does not exist.
 func (s *Store) readCurrent(ctx context.Context, op, key string) (storage.KeyValue, error) {
 	resp, err := s.kv.Get(ctx, key)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apictl/apictl/pkg/storage"
+	"github.com/apictl/apictl/pkg/storage/internal/storagetest"
 )
 
 // next takes one event, failing the test if none comes: etcd delivers within milliseconds, the
@@ -146,7 +147,7 @@ func TestWatchClosesWhenContextEnds(t *testing.T) {
 // A reader that leaves the buffer full gets the buffered events, then TooSlow, then the end.
 func TestWatchSlowReader(t *testing.T) {
 	ctx := testContext(t)
-	logs := newLogRecorder()
+	logs := storagetest.NewLogRecorder()
 	s := newStore(t, nil, Config{WatchBufferSize: 3, Logger: slog.New(logs)})
 	s.slowWatchGrace = 0
 	ch, err := s.Watch(ctx, "pods/ns/", storage.WatchOptions{})
@@ -155,7 +156,7 @@ func TestWatchSlowReader(t *testing.T) {
 	}
 	fill(t, s, "pods/ns/", "a", "b", "c", "d", "e")
 	// Reading before the watch gave up would make room and let it go on.
-	logs.waitFor(t, "ending a watch whose reader fell behind")
+	logs.WaitFor(t, "ending a watch whose reader fell behind")
 	var got []string
 	for range 3 {
 		got = append(got, next(t, ch).Object.Key)
@@ -172,7 +173,7 @@ func TestWatchSlowReader(t *testing.T) {
 
 func TestWatchAfterCompactionExpires(t *testing.T) {
 	ctx := testContext(t)
-	srv := newIsolatedEtcd(t)
+	srv := storagetest.IsolatedEtcd(t)
 	s := newStore(t, srv.ClientURLs(), Config{})
 	start := fill(t, s, "pods/ns/", "a")
 	fill(t, s, "pods/ns/", "b", "c")
