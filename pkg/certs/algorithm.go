@@ -53,6 +53,14 @@ func ParseKeyAlgorithm(s string) (KeyAlgorithm, error) {
 		Message: "is not a key algorithm apictl generates: use one of " + strings.Join(KeyAlgorithmNames(), ", ")}
 }
 
+// keyAlgorithmOrDefault checks a --key-algorithm value; blank means DefaultKeyAlgorithm.
+func keyAlgorithmOrDefault(a KeyAlgorithm) (KeyAlgorithm, error) {
+	if a == "" {
+		return DefaultKeyAlgorithm, nil
+	}
+	return ParseKeyAlgorithm(string(a))
+}
+
 // generateKey makes a new private key. RSA keys take from milliseconds (2048) to seconds (4096).
 func generateKey(alg KeyAlgorithm) (crypto.Signer, error) {
 	switch alg {

@@ -49,13 +49,9 @@ func IssueClient(ctx context.Context, spec ClientSpec) (*Report, error) {
 }
 
 func issueClient(ctx context.Context, spec ClientSpec, w fileWriter) (*Report, error) {
-	groups, server, err := spec.check()
+	groups, server, alg, err := spec.check()
 	if err != nil {
 		return nil, err
-	}
-	alg := spec.KeyAlgorithm
-	if alg == "" {
-		alg = DefaultKeyAlgorithm
 	}
 	r := newRun(spec.Dir, time.Now())
 	ca, _, missing, err := r.loadCA(NameCA)
@@ -94,8 +90,8 @@ func issueClient(ctx context.Context, spec ClientSpec, w fileWriter) (*Report, e
 }
 
 // check validates the spec, reporting every problem at once, and returns the groups without
-// duplicates and the server URL.
-func (s ClientSpec) check() ([]string, string, error) {
+// duplicates, the server URL and the key algorithm.
+func (s ClientSpec) check() ([]string, string, KeyAlgorithm, error) {
 	var errs []error
 	errs = append(errs, checkDir(s.Dir))
 	switch {
@@ -122,21 +118,15 @@ func (s ClientSpec) check() ([]string, string, error) {
 	if s.Validity <= 0 {
 		errs = append(errs, flagErrorf("validity", FormatDuration(s.Validity), "must be greater than zero, like 1y or 8760h"))
 	}
-	if s.KeyAlgorithm != "" {
-		if _, err := ParseKeyAlgorithm(string(s.KeyAlgorithm)); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	alg, err := keyAlgorithmOrDefault(s.KeyAlgorithm)
+	errs = append(errs, err)
 	server := s.Server
 	if server == "" {
 		_, err := advertiseHost(s.AdvertiseAddress)
-		errs = append(errs, err)
-		if s.SecurePort < 1 || s.SecurePort > 65535 {
-			errs = append(errs, flagErrorf("secure-port", fmt.Sprint(s.SecurePort), "must be between 1 and 65535: the kubeconfig points at it"))
-		}
+		errs = append(errs, err, checkSecurePort(s.SecurePort, "kubeconfig"))
 		server = ServerURL(s.AdvertiseAddress, s.SecurePort)
 	} else {
 		errs = append(errs, checkServerURL("server", server))
 	}
-	return groups, server, errors.Join(errs...)
+	return groups, server, alg, errors.Join(errs...)
 }

@@ -113,3 +113,17 @@ func TestIssueClientRefuses(t *testing.T) {
 		})
 	}
 }
+
+// --key-algorithm takes any case, as for certs init; the key is made with the canonical name.
+func TestIssueClientKeyAlgorithmAnyCase(t *testing.T) {
+	dir := t.TempDir()
+	initDir(t, dir, nil)
+	spec := NewClientSpec(dir, "jane")
+	spec.KeyAlgorithm = "ED25519"
+	if _, err := IssueClient(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	if got := algorithmOf(readCert(t, dir, "jane").PublicKey); got != string(Ed25519) {
+		t.Errorf("key algorithm %s, want %s", got, Ed25519)
+	}
+}

@@ -66,20 +66,9 @@ type servingPlan struct {
 
 // plan checks the spec, reporting every problem at once, and derives the SAN lists.
 func (s ServingSpec) plan() (*servingPlan, error) {
-	var errs []error
-	p := &servingPlan{ServingSpec: s, keyAlgorithm: s.KeyAlgorithm}
-	errs = append(errs, checkDir(s.Dir))
-	if p.keyAlgorithm == "" {
-		p.keyAlgorithm = DefaultKeyAlgorithm
-	} else if alg, err := ParseKeyAlgorithm(string(s.KeyAlgorithm)); err != nil {
-		errs = append(errs, err)
-	} else {
-		p.keyAlgorithm = alg
-	}
-	errs = append(errs, checkValidity(s.Validity, s.CAValidity))
-	if s.SecurePort < 1 || s.SecurePort > 65535 {
-		errs = append(errs, flagErrorf("secure-port", fmt.Sprint(s.SecurePort), "must be between 1 and 65535: the admin kubeconfig points at it"))
-	}
+	alg, algErr := keyAlgorithmOrDefault(s.KeyAlgorithm)
+	p := &servingPlan{ServingSpec: s, keyAlgorithm: alg}
+	errs := []error{checkDir(s.Dir), algErr, checkValidity(s.Validity, s.CAValidity), checkSecurePort(s.SecurePort, "admin kubeconfig")}
 	advertise, err := advertiseHost(s.AdvertiseAddress)
 	errs = append(errs, err)
 	hostname := s.Hostname
@@ -114,6 +103,14 @@ func (s ServingSpec) plan() (*servingPlan, error) {
 	p.etcdHosts = unionHosts(p.etcdHosts, etcdExtra)
 	p.server = ServerURL(advertise, s.SecurePort)
 	return p, nil
+}
+
+// checkSecurePort checks the port of the server URL written into a kubeconfig, named by what.
+func checkSecurePort(port int, what string) error {
+	if port < 1 || port > 65535 {
+		return flagErrorf("secure-port", fmt.Sprint(port), "must be between 1 and 65535: the %s points at it", what)
+	}
+	return nil
 }
 
 // checkDir accepts a cert dir that exists as a directory or does not exist yet.

@@ -96,8 +96,8 @@ func TestEnsureServingCreatesThePKI(t *testing.T) {
 	if _, err := serving.Verify(x509.VerifyOptions{Roots: roots, DNSName: "x.apps.example.com"}); err != nil {
 		t.Errorf("wildcard SAN: %v", err)
 	}
-	if _, err := LoadKeyPair(dir, NameAPIServer); err != nil {
-		t.Errorf("LoadKeyPair: %v", err)
+	if _, err := loadKeyPair(dir, NameAPIServer); err != nil {
+		t.Errorf("loadKeyPair: %v", err)
 	}
 
 	cfg, err := clientcmd.LoadFromFile(r.AdminKubeconfig)
@@ -232,7 +232,7 @@ func TestEnsureServingRepairsLeaves(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			initDir(t, dir, nil)
-			ca, err := LoadKeyPair(dir, NameCA)
+			ca, err := loadKeyPair(dir, NameCA)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -150,8 +150,8 @@ func (s *fileSet) commit(ctx context.Context, w fileWriter) error {
 		if err := ctx.Err(); err != nil {
 			return rollback(fmt.Errorf("writing %s: %w", f.path, err))
 		}
-		dirs, err := mkdirAll(filepath.Dir(f.path))
-		createdDirs = append(createdDirs, dirs...)
+		made, err := mkdirAll(filepath.Dir(f.path))
+		createdDirs = append(createdDirs, made...)
 		if err != nil {
 			return rollback(err)
 		}

@@ -7,7 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"flag"
+	"fmt"
 	"io/fs"
 	"math/big"
 	"net"
@@ -17,30 +17,6 @@ import (
 	"testing"
 	"time"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files with the current output")
-
-// golden compares got with testdata/<name>, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (create it with go test ./pkg/certs -update): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (if the change is intended, run go test ./pkg/certs -update)\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
-}
 
 // testKey returns an Ed25519 key made from a seed byte. Ed25519 signatures are deterministic, so a
 // certificate built from such keys with fixed fields is the same bytes on every run, and golden files
@@ -233,4 +209,26 @@ func readCert(t testing.TB, dir, name string) *x509.Certificate {
 		t.Fatal(err)
 	}
 	return certs[0]
+}
+
+// loadKeyPair reads and checks the pair called name in dir: both files present and parseable and the
+// key matching the certificate. Errors name the file and say how to fix it.
+func loadKeyPair(dir, name string) (*KeyPair, error) {
+	s, err := loadStored(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case s.certErr != nil:
+		return nil, s.certErr
+	case s.keyErr != nil:
+		return nil, s.keyErr
+	case s.cert == nil:
+		return nil, fmt.Errorf("%s does not exist", s.certPath)
+	case s.key == nil:
+		return nil, fmt.Errorf("%s does not exist", s.keyPath)
+	case !keyMatches(s.cert, s.key):
+		return nil, fmt.Errorf("%s does not match %s: the key belongs to another certificate", s.keyPath, s.certPath)
+	}
+	return &KeyPair{Cert: s.cert, Key: s.key}, nil
 }

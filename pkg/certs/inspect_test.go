@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apictl/apictl/internal/golden"
 	"github.com/apictl/apictl/pkg/output"
 )
 
@@ -45,7 +46,7 @@ func TestInspectFile(t *testing.T) {
 		if err := WriteInspection(&b, in, f.format); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, f.name, strings.ReplaceAll(b.String(), path, "<file>"))
+		golden.Check(t, f.name, strings.ReplaceAll(b.String(), path, "<file>"))
 	}
 }
 

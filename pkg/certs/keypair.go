@@ -36,28 +36,6 @@ func CertPath(dir, name string) string { return filepath.Join(dir, filepath.From
 // KeyPath is where the private key called name lives in dir.
 func KeyPath(dir, name string) string { return filepath.Join(dir, filepath.FromSlash(name)+".key") }
 
-// LoadKeyPair reads and checks the pair called name in dir: both files present and parseable and the
-// key matching the certificate. Errors name the file and say how to fix it.
-func LoadKeyPair(dir, name string) (*KeyPair, error) {
-	s, err := loadStored(dir, name)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case s.certErr != nil:
-		return nil, s.certErr
-	case s.keyErr != nil:
-		return nil, s.keyErr
-	case s.cert == nil:
-		return nil, fmt.Errorf("%s does not exist", s.certPath)
-	case s.key == nil:
-		return nil, fmt.Errorf("%s does not exist", s.keyPath)
-	case !keyMatches(s.cert, s.key):
-		return nil, fmt.Errorf("%s does not match %s: the key belongs to another certificate", s.keyPath, s.certPath)
-	}
-	return &KeyPair{Cert: s.cert, Key: s.key}, nil
-}
-
 // stored is what the cert dir holds for one name: raw bytes and, when they parse, their meaning.
 // A missing file leaves its fields nil; a file that does not parse sets its error, which names it.
 type stored struct {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apictl/apictl/internal/golden"
 	"github.com/apictl/apictl/pkg/output"
 )
 
@@ -162,13 +163,13 @@ func TestListOutput(t *testing.T) {
 		if err := WriteListing(&b, l, tt.format, tt.terminal); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, tt.file, strings.ReplaceAll(b.String(), dir, "<dir>"))
+		golden.Check(t, tt.file, strings.ReplaceAll(b.String(), dir, "<dir>"))
 	}
 	var b bytes.Buffer
 	if err := WriteListingProblems(&b, l); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "list/problems.txt", strings.ReplaceAll(b.String(), dir, "<dir>"))
+	golden.Check(t, "list/problems.txt", strings.ReplaceAll(b.String(), dir, "<dir>"))
 }
 
 func TestListRejectsWhatIsNotACertDir(t *testing.T) {

@@ -86,7 +86,7 @@ func TestLoadKeyPairNamesTheFile(t *testing.T) {
 	dir := t.TempDir()
 	ca := mintCA(t, testKey(1), "test-ca", fixed, fixed.Add(time.Hour))
 	writeFiles(t, dir, "ca", ca, true)
-	if _, err := LoadKeyPair(dir, "ca"); err != nil {
+	if _, err := loadKeyPair(dir, "ca"); err != nil {
 		t.Fatal(err)
 	}
 	other := mintCA(t, testKey(2), "other-ca", fixed, fixed.Add(time.Hour))
@@ -95,10 +95,10 @@ func TestLoadKeyPairNamesTheFile(t *testing.T) {
 	if err := writeFile(KeyPath(dir, "ca"), otherKey); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadKeyPair(dir, "ca"); err == nil || !strings.Contains(err.Error(), KeyPath(dir, "ca")+" does not match") {
+	if _, err := loadKeyPair(dir, "ca"); err == nil || !strings.Contains(err.Error(), KeyPath(dir, "ca")+" does not match") {
 		t.Errorf("mismatched key: %v", err)
 	}
-	if _, err := LoadKeyPair(dir, "missing"); err == nil || !strings.Contains(err.Error(), CertPath(dir, "missing")+" does not exist") {
+	if _, err := loadKeyPair(dir, "missing"); err == nil || !strings.Contains(err.Error(), CertPath(dir, "missing")+" does not exist") {
 		t.Errorf("missing pair: %v", err)
 	}
 }

@@ -76,7 +76,7 @@ func TestRenewNewKeyRewritesKubeconfig(t *testing.T) {
 	if string(newKey) == string(oldKey) {
 		t.Error("--new-key kept the key")
 	}
-	admin, err := LoadKeyPair(dir, NameAdmin)
+	admin, err := loadKeyPair(dir, NameAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}

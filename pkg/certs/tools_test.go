@@ -7,20 +7,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apictl/apictl/pkg/certs/certstest"
+	"github.com/apictl/apictl/internal/testtool"
 )
 
 // Every algorithm must give a PKI that openssl and Go both accept: the chain verifies, and the keys
 // (PKCS#8 PEM) load and belong to their certificates. This is the one test that makes RSA-4096 keys.
 func TestEveryAlgorithmSatisfiesOpenSSLAndGo(t *testing.T) {
-	certstest.Tool(t, "openssl")
+	testtool.Tool(t, "openssl")
 	for _, alg := range KeyAlgorithms() {
 		t.Run(string(alg), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			initDir(t, dir, func(s *ServingSpec) { s.KeyAlgorithm = alg; s.Etcd = alg == DefaultKeyAlgorithm })
 
-			certstest.Run(t, "openssl", "verify", "-CAfile", CertPath(dir, NameCA), CertPath(dir, NameAPIServer), CertPath(dir, NameAdmin))
+			testtool.Run(t, "openssl", "verify", "-CAfile", CertPath(dir, NameCA), CertPath(dir, NameAPIServer), CertPath(dir, NameAdmin))
 			ca := readCert(t, dir, NameCA)
 			roots := x509.NewCertPool()
 			roots.AddCert(ca)
@@ -38,14 +38,14 @@ func TestEveryAlgorithmSatisfiesOpenSSLAndGo(t *testing.T) {
 				}
 			}
 			for _, name := range []string{NameCA, NameAPIServer, NameAdmin} {
-				fromKey := certstest.Run(t, "openssl", "pkey", "-in", KeyPath(dir, name), "-pubout")
-				fromCert := certstest.Run(t, "openssl", "x509", "-in", CertPath(dir, name), "-noout", "-pubkey")
+				fromKey := testtool.Run(t, "openssl", "pkey", "-in", KeyPath(dir, name), "-pubout")
+				fromCert := testtool.Run(t, "openssl", "x509", "-in", CertPath(dir, name), "-noout", "-pubkey")
 				if fromKey != fromCert {
 					t.Errorf("%s: openssl says the key does not belong to the certificate", name)
 				}
 			}
 			if alg == DefaultKeyAlgorithm {
-				certstest.Run(t, "openssl", "verify", "-CAfile", CertPath(dir, NameEtcdCA),
+				testtool.Run(t, "openssl", "verify", "-CAfile", CertPath(dir, NameEtcdCA),
 					CertPath(dir, NameEtcdServer), CertPath(dir, NameEtcdPeer), CertPath(dir, NameAPIServerEtcdClient))
 			}
 		})
@@ -53,12 +53,12 @@ func TestEveryAlgorithmSatisfiesOpenSSLAndGo(t *testing.T) {
 }
 
 func TestFingerprintsMatchOpenSSL(t *testing.T) {
-	certstest.Tool(t, "openssl")
+	testtool.Tool(t, "openssl")
 	dir := t.TempDir()
 	initDir(t, dir, nil)
 	info := Describe(readCert(t, dir, NameAPIServer))
 	for flag, want := range map[string]string{"-sha256": info.SHA256Fingerprint, "-sha1": info.SHA1Fingerprint} {
-		out := certstest.Run(t, "openssl", "x509", "-in", CertPath(dir, NameAPIServer), "-noout", "-fingerprint", flag)
+		out := testtool.Run(t, "openssl", "x509", "-in", CertPath(dir, NameAPIServer), "-noout", "-fingerprint", flag)
 		_, got, _ := strings.Cut(strings.TrimSpace(out), "=")
 		if got != want {
 			t.Errorf("openssl %s fingerprint %s, apictl %s", flag, got, want)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apictl/apictl/pkg/certs/certstest"
+	"github.com/apictl/apictl/internal/testtool"
 )
 
 // TestKubectlScripts runs the real kubectl against objectServer. A script under testdata/kubectl
@@ -20,7 +20,7 @@ import (
 // single quotes grouping words); after each command comes what it printed, the writes the server
 // received ("> "), and "[exit N]" when it failed. -update rewrites those outputs.
 func TestKubectlScripts(t *testing.T) {
-	kubectl := certstest.Tool(t, "kubectl")
+	kubectl := testtool.Tool(t, "kubectl")
 	files, err := filepath.Glob(filepath.Join("testdata", "kubectl", "*.txt"))
 	if err != nil {
 		t.Fatal(err)

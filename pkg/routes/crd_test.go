@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/apictl/apictl/internal/golden"
 )
 
 // TestInvalidCRDs runs each manifest of testdata/crds/invalid (one case per file) through parsing
@@ -34,7 +36,7 @@ func TestInvalidCRDs(t *testing.T) {
 				}
 				b.WriteString(strings.ReplaceAll(p.Error(), string(filepath.Separator), "/") + "\n")
 			}
-			golden(t, filepath.Join("crds", "invalid", name+".err"), b.String())
+			golden.Check(t, filepath.Join("crds", "invalid", name+".err"), b.String())
 		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/apictl/apictl/internal/golden"
 )
 
 // TestDiscoveryConfigMaps is issue 3's must-show: configmaps in /api/v1, byte for byte as kube.
@@ -57,7 +59,7 @@ func TestDiscoveryGolden(t *testing.T) {
 			b.WriteString(r.Path + " (aggregated)\n" + string(out) + "\n\n")
 		}
 	}
-	golden(t, "discovery/documents.txt", b.String())
+	golden.Check(t, "discovery/documents.txt", b.String())
 }
 
 func TestDiscoveryWithoutCore(t *testing.T) {

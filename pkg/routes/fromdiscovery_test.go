@@ -14,6 +14,8 @@ import (
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+
+	"github.com/apictl/apictl/internal/testtool"
 )
 
 // discoveryServer serves the discovery documents of api on 127.0.0.1, legacy only or also
@@ -128,10 +130,7 @@ func TestFromDiscoveryConnectSubresources(t *testing.T) {
 // TestKubectlAPIResources runs the real kubectl, if installed, against the discovery of the
 // built-in API: its api-resources listing must be what a kube-apiserver with these resources gives.
 func TestKubectlAPIResources(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not installed")
-	}
+	kubectl := testtool.Tool(t, "kubectl")
 	srv := discoveryServer(t, Builtin(), true)
 	home := t.TempDir()
 	kubeconfig := filepath.Join(home, "kubeconfig")
@@ -144,7 +143,7 @@ func TestKubectlAPIResources(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Skipf("kubectl does not run here: %v: %s", err, stderr.String())
+		t.Fatalf("kubectl api-resources: %v: %s", err, stderr.String())
 	}
 	// kubectl api-resources -o wide of a kube-apiserver, for these resources.
 	want := map[string]string{

@@ -69,10 +69,7 @@ func installVersion(routes []Route, group string, v *Version) []Route {
 	}
 	slices.SortFunc(keys, func(a, b storageKey) int { return strings.Compare(a.key, b.key) })
 
-	in := installer{prefix: "/apis/" + group + "/" + v.Name, gv: schema.GroupVersion{Group: group, Version: v.Name}}
-	if group == "" {
-		in.prefix = "/api/" + v.Name
-	}
+	in := installer{prefix: GroupVersionPath(group, v.Name), gv: schema.GroupVersion{Group: group, Version: v.Name}}
 	in.gvID, in.tag = groupVersionID(group, v.Name)
 	for _, k := range keys {
 		routes = in.install(routes, k.resource, k.sub)

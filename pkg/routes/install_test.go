@@ -9,6 +9,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+
+	"github.com/apictl/apictl/internal/golden"
 )
 
 // TestMustShowBuiltin holds the routes issue 3 names for the built-in API.
@@ -65,7 +67,7 @@ func TestInstallGolden(t *testing.T) {
 		fmt.Fprintf(&b, "%s\t%s\t%s%s\t%s\t%s\t%s\t%s\t%s\t%v\t%v\t%s\t%s\n", r.Method, r.Path, r.Action, r.Endpoint, r.Verb,
 			r.Operation, r.OperationID, r.Tag, r.Scope, r.LongRunning, r.Deprecated, r.ObjectKind, r.Doc)
 	}
-	golden(t, "install/table.tsv", b.String())
+	golden.Check(t, "install/table.tsv", b.String())
 }
 
 // TestActionOrder checks kube's order for a namespaced resource, a cluster one and a subresource.

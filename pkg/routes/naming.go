@@ -205,15 +205,10 @@ func appendDoc(dst []byte, a Action, method, kind, sub string, watchable bool) [
 	case ActionGet:
 		return of("read", " the specified ")
 	case ActionList:
-		verb := "list"
 		if watchable {
-			verb = "list or watch"
+			return of("list or watch", " objects of kind ")
 		}
-		dst = append(dst, verb...)
-		if sub != "" {
-			dst = append(append(append(dst, ' '), sub...), " of"...)
-		}
-		return append(append(dst, " objects of kind "...), kind...)
+		return of("list", " objects of kind ")
 	case ActionPut:
 		return of("replace", " the specified ")
 	case ActionPatch:

@@ -27,7 +27,7 @@ func nonResourceRoutes(api *API, opts InstallOptions) []Route {
 			r := get("/api", EndpointAPIVersions, "get available API versions", mediaDiscoveryRoots)
 			named(r, "getAPIVersions")
 			for _, v := range g.Versions {
-				r := get("/api/"+v.Name, EndpointAPIResourceList, "get available resources", mediaJSONOnly)
+				r := get(GroupVersionPath(GroupCore, v.Name), EndpointAPIResourceList, "get available resources", mediaJSONOnly)
 				r.Version = v.Name
 				named(r, "getAPIResources")
 			}
@@ -37,7 +37,7 @@ func nonResourceRoutes(api *API, opts InstallOptions) []Route {
 		r.Group = g.Name
 		named(r, "getAPIGroup")
 		for _, v := range g.Versions {
-			r := get("/apis/"+g.Name+"/"+v.Name, EndpointAPIResourceList, "get available resources", mediaJSONOnly)
+			r := get(GroupVersionPath(g.Name, v.Name), EndpointAPIResourceList, "get available resources", mediaJSONOnly)
 			r.Group, r.Version = g.Name, v.Name
 			named(r, "getAPIResources")
 		}

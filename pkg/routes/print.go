@@ -57,10 +57,7 @@ func (t Table) Sections() []Section {
 			nonResource = append(nonResource, r)
 			continue
 		}
-		name := "/apis/" + r.Group + "/" + r.Version
-		if r.Group == GroupCore {
-			name = "/api/" + r.Version
-		}
+		name := GroupVersionPath(r.Group, r.Version)
 		i, ok := index[name]
 		if !ok {
 			i = len(out)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apictl/apictl/internal/golden"
 	"github.com/apictl/apictl/pkg/output"
 )
 
@@ -31,7 +32,7 @@ func TestWriteGolden(t *testing.T) {
 			if err := Write(&b, small, tt.format, tt.terminal); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "print/"+tt.name, b.String())
+			golden.Check(t, "print/"+tt.name, b.String())
 		})
 	}
 	if err := Write(&strings.Builder{}, small, FormatOpenAPIV2, true); err == nil {

@@ -124,6 +124,15 @@ func (r *Route) GroupVersion() schema.GroupVersion {
 	return schema.GroupVersion{Group: r.Group, Version: r.Version}
 }
 
+// GroupVersionPath is the path of a group version: /api/<version> for the core group (GroupCore),
+// /apis/<group>/<version> for the others. Its routes and its discovery document live there.
+func GroupVersionPath(group, version string) string {
+	if group == GroupCore {
+		return "/api/" + version
+	}
+	return "/apis/" + group + "/" + version
+}
+
 // Table is the route table: resource routes by group version in discovery order, resources sorted
 // within each, in kube's action order; then the non-resource routes.
 type Table struct {

@@ -46,11 +46,7 @@ func newDiscoveryHandler(d *routes.Discovery) (*discoveryHandler, error) {
 		}
 	}
 	for gv, list := range d.ResourceLists {
-		path := "/apis/" + gv.String()
-		if gv.Group == routes.GroupCore {
-			path = "/api/" + gv.Version
-		}
-		if err := add(path, list); err != nil {
+		if err := add(routes.GroupVersionPath(gv.Group, gv.Version), list); err != nil {
 			return nil, err
 		}
 	}

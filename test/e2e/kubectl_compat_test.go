@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apictl/apictl/pkg/certs/certstest"
+	"github.com/apictl/apictl/internal/testtool"
 )
 
 // TestKubectlWithDefaultFlags is the kubectl issue's must-show: everyday kubectl commands, with
 // kubectl's default flags (strict validation included), against apictl serve with a CRD.
 func TestKubectlWithDefaultFlags(t *testing.T) {
-	kubectlPath := certstest.Tool(t, "kubectl")
+	kubectlPath := testtool.Tool(t, "kubectl")
 	ports := freePorts(t, 2)
 	dir := t.TempDir()
 	crd, err := filepath.Abs("testdata/widgets.yaml")

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apictl/apictl/pkg/certs/certstest"
+	"github.com/apictl/apictl/internal/testtool"
 )
 
 // kubectl runs the real kubectl with a private cache dir and returns its combined output.
 func kubectl(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(certstest.Tool(t, "kubectl"), append([]string{"--cache-dir", filepath.Join(t.TempDir(), "cache")}, args...)...)
+	cmd := exec.Command(testtool.Tool(t, "kubectl"), append([]string{"--cache-dir", filepath.Join(t.TempDir(), "cache")}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG=/nonexistent")
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -122,15 +122,6 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-// parseFormat checks -o against the formats a command offers.
-func parseFormat(format string, formats []output.Format) (output.Format, error) {
-	f, err := output.ParseFormat(format, formats...)
-	if err != nil {
-		return "", usageError{err}
-	}
-	return f, nil
-}
-
 // writeReport prints a run's summary and its notes: after the table on a terminal, on stderr in a
 // pipe so that stdout stays one record per line, and inside the document for JSON and YAML.
 func writeReport(streams Streams, r *certs.Report, f output.Format) error {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apictl/apictl/internal/golden"
 	"github.com/apictl/apictl/pkg/certs"
 )
 
@@ -84,13 +85,13 @@ func TestCertsInitOutput(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("%v: exit %d: %s", s.args, code, stderr)
 		}
-		golden(t, s.golden, stable(out))
+		golden.Check(t, s.golden, stable(out))
 	}
 	code, out, _ := run(t, false, "certs", "init", "--etcd", "--cert-dir", "pipe")
 	if code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
-	golden(t, "certs/init-pipe.txt", stable(out))
+	golden.Check(t, "certs/init-pipe.txt", stable(out))
 }
 
 func TestCertsInitJSON(t *testing.T) {
@@ -176,7 +177,7 @@ func TestCertsRenewOutput(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("%v: exit %d: %s", step.args, code, stderr)
 		}
-		golden(t, step.golden, stable(out))
+		golden.Check(t, step.golden, stable(out))
 	}
 	code, _, stderr := run(t, false, "certs", "renew", "etcd/ca")
 	if code != ExitFailure || !strings.Contains(stderr, "renewing it needs --yes (apictl certs renew etcd/ca --yes)") {
@@ -193,7 +194,7 @@ func TestCertsClientAndInspect(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("client: exit %d: %s", code, stderr)
 	}
-	golden(t, "certs/client.txt", stable(out))
+	golden.Check(t, "certs/client.txt", stable(out))
 
 	code, out, stderr = run(t, false, "certs", "inspect", "apictl.local/pki/jane.crt", "--ca-file", "apictl.local/pki/ca.crt")
 	if code != ExitOK {
@@ -260,6 +261,6 @@ func TestCertsHelp(t *testing.T) {
 		if code != ExitOK {
 			t.Fatalf("%s --help: exit %d", cmd, code)
 		}
-		golden(t, "certs/help-"+cmd+".txt", out)
+		golden.Check(t, "certs/help-"+cmd+".txt", out)
 	}
 }

@@ -18,22 +18,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apictl/apictl/pkg/certs/certstest"
+	"github.com/apictl/apictl/internal/testtool"
 )
 
 // The must-shows of `apictl certs init`, checked with the tools users check with.
 func TestCertsInitSatisfiesOpenSSL(t *testing.T) {
-	certstest.Tool(t, "openssl")
+	testtool.Tool(t, "openssl")
 	chdirTemp(t)
 	if code, _, stderr := run(t, false, "certs", "init", "--cert-dir", "D", "--hosts", "10.0.0.5,api.example.com"); code != ExitOK {
 		t.Fatalf("init: %s", stderr)
 	}
-	out := certstest.Run(t, "openssl", "verify", "-CAfile", "D/ca.crt", "D/apiserver.crt", "D/admin.crt")
+	out := testtool.Run(t, "openssl", "verify", "-CAfile", "D/ca.crt", "D/apiserver.crt", "D/admin.crt")
 	if out != "D/apiserver.crt: OK\nD/admin.crt: OK\n" {
 		t.Errorf("openssl verify:\n%s", out)
 	}
 
-	serving := certstest.Run(t, "openssl", "x509", "-in", "D/apiserver.crt", "-noout", "-text")
+	serving := testtool.Run(t, "openssl", "x509", "-in", "D/apiserver.crt", "-noout", "-text")
 	wantSANs := []string{"DNS:localhost", "DNS:kubernetes", "DNS:kubernetes.default", "DNS:kubernetes.default.svc",
 		"DNS:kubernetes.default.svc.cluster.local", "DNS:api.example.com", "IP Address:127.0.0.1", "IP Address:0:0:0:0:0:0:0:1", "IP Address:10.0.0.5"}
 	if host, err := os.Hostname(); err == nil && !strings.ContainsAny(host, "_ ") {
@@ -48,7 +48,7 @@ func TestCertsInitSatisfiesOpenSSL(t *testing.T) {
 		t.Errorf("serving certificate is not server auth only:\n%s", serving)
 	}
 
-	admin := certstest.Run(t, "openssl", "x509", "-in", "D/admin.crt", "-noout", "-subject", "-ext", "extendedKeyUsage")
+	admin := testtool.Run(t, "openssl", "x509", "-in", "D/admin.crt", "-noout", "-subject", "-ext", "extendedKeyUsage")
 	if !strings.Contains(admin, "O = system:masters") || !strings.Contains(admin, "CN = apictl-admin") || !strings.Contains(admin, "TLS Web Client Authentication") {
 		t.Errorf("admin certificate:\n%s", admin)
 	}
@@ -58,7 +58,7 @@ func TestCertsInitSatisfiesOpenSSL(t *testing.T) {
 			t.Errorf("%s: mode %v, %v; want 0600", key, info.Mode().Perm(), err)
 		}
 		if strings.HasSuffix(key, ".key") {
-			certstest.Run(t, "openssl", "pkey", "-in", key, "-noout")
+			testtool.Run(t, "openssl", "pkey", "-in", key, "-noout")
 		}
 	}
 
@@ -87,7 +87,7 @@ func fingerprints(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, name := range []string{"ca.crt", "apiserver.crt", "admin.crt"} {
-		out[name] = certstest.Run(t, "openssl", "x509", "-in", filepath.Join(dir, name), "-noout", "-fingerprint", "-sha256")
+		out[name] = testtool.Run(t, "openssl", "x509", "-in", filepath.Join(dir, name), "-noout", "-fingerprint", "-sha256")
 	}
 	return out
 }
@@ -95,8 +95,8 @@ func fingerprints(t *testing.T, dir string) map[string]string {
 // The admin kubeconfig and the admin pair work against a TLS server that uses the serving pair and
 // requires client certificates signed by the CA, as apictl serve will.
 func TestCertsKubeconfigWorksWithCurlAndKubectl(t *testing.T) {
-	curl := certstest.Tool(t, "curl")
-	kubectl := certstest.Tool(t, "kubectl")
+	curl := testtool.Tool(t, "curl")
+	kubectl := testtool.Tool(t, "kubectl")
 	chdirTemp(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apictl/apictl/internal/golden"
 )
 
 // TestCompletionsCurrent keeps completions/ in step with the command tree: release archives ship
@@ -26,7 +28,7 @@ func TestCompletionsCurrent(t *testing.T) {
 				t.Fatalf("apictl completion %s: exit %d: %s", shell, code, stderr)
 			}
 			path := filepath.Join(dir, file)
-			if *update {
+			if *golden.Update {
 				if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 					t.Fatal(err)
 				}

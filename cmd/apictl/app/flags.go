@@ -24,9 +24,9 @@ func newFlagsListCmd(streams Streams) *cobra.Command {
 		Short: "List every flag of apictl serve with its type, default and environment variable",
 		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
-			f, err := output.ParseFormat(format, flags.ListFormats...)
+			f, err := parseFormat(format, flags.ListFormats)
 			if err != nil {
-				return usageError{err}
+				return err
 			}
 			fss := flags.NewServerOptions().Flags()
 			infos := flags.Describe(&fss)
@@ -92,9 +92,9 @@ func newEvaluateCmd(use, short, long string, report func(*serverFlags, flags.Eva
 	addOutputFlag(cmd, &format, formatNames(flags.ReportFormats)...)
 	sf := bindServerFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		f, err := output.ParseFormat(format, flags.ReportFormats...)
+		f, err := parseFormat(format, flags.ReportFormats)
 		if err != nil {
-			return usageError{err}
+			return err
 		}
 		e := sf.evaluate(cmd)
 		if err := report(sf, e, f); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/apictl/apictl/internal/golden"
 	"github.com/apictl/apictl/pkg/flags"
 )
 
@@ -31,7 +32,7 @@ func TestFlagsValidateReportsEveryProblem(t *testing.T) {
 			t.Errorf("table lacks --%s:\n%s", flag, out)
 		}
 	}
-	golden(t, "flags-validate/five-problems.table", out)
+	golden.Check(t, "flags-validate/five-problems.table", out)
 
 	code, out, _ = run(t, false, append([]string{"flags", "validate", "-o", "json"}, fiveProblems...)...)
 	if code != ExitFailure {
@@ -140,7 +141,7 @@ func TestServeHelpSections(t *testing.T) {
 			t.Errorf("%s listed %d times", flag, n)
 		}
 	}
-	golden(t, "help/serve.txt", out)
+	golden.Check(t, "help/serve.txt", out)
 }
 
 func TestFlagsListCoversEveryServeFlag(t *testing.T) {
@@ -185,7 +186,7 @@ func TestFlagsListFormats(t *testing.T) {
 			if code != ExitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			golden(t, "flags-list/"+tt.name+".txt", out)
+			golden.Check(t, "flags-list/"+tt.name+".txt", out)
 		})
 	}
 	code, _, stderr := run(t, false, "flags", "list", "--section", "nope")

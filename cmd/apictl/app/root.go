@@ -145,6 +145,15 @@ func addOutputFlag(cmd *cobra.Command, format *string, formats ...string) {
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 }
 
+// parseFormat checks -o against the formats a command offers; anything else is a usage error.
+func parseFormat(format string, formats []output.Format) (output.Format, error) {
+	f, err := output.ParseFormat(format, formats...)
+	if err != nil {
+		return "", usageError{err}
+	}
+	return f, nil
+}
+
 // formatNames turns output formats into the strings addOutputFlag takes.
 func formatNames(formats []output.Format) []string {
 	names := make([]string, len(formats))

@@ -90,9 +90,9 @@ func registerRoutesCompletions(cmd *cobra.Command) {
 
 // runRoutes computes the table (from the model, or from a live server's discovery) and prints it.
 func runRoutes(ctx context.Context, o *routesOptions, streams Streams) error {
-	format, err := output.ParseFormat(o.format, routes.Formats()...)
+	format, err := parseFormat(o.format, routes.Formats())
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	if err := o.enablement.Complete(); err != nil {
 		return err

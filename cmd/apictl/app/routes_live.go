@@ -92,12 +92,8 @@ func liveAPI(ctx context.Context, o liveOptions, streams Streams) (*routes.API, 
 	var failed []string
 	for _, g := range groups {
 		for _, v := range g.Versions {
-			path := "/apis/" + v.GroupVersion
-			if g.Name == "" {
-				path = "/api/" + v.Version
-			}
 			var list metav1.APIResourceList
-			if err := d.get(ctx, path, &list); err != nil {
+			if err := d.get(ctx, routes.GroupVersionPath(g.Name, v.Version), &list); err != nil {
 				failed = append(failed, fmt.Sprintf("%s: %v", v.GroupVersion, err))
 				continue
 			}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/apictl/apictl/internal/golden"
 	"github.com/apictl/apictl/pkg/routes"
 )
 
@@ -45,7 +46,7 @@ func TestRoutesFormats(t *testing.T) {
 			if code != ExitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			golden(t, "routes/"+tt.name, out)
+			golden.Check(t, "routes/"+tt.name, out)
 		})
 	}
 }

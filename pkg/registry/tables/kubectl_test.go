@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	"github.com/apictl/apictl/pkg/certs/certstest"
+	"github.com/apictl/apictl/internal/testtool"
 	"github.com/apictl/apictl/pkg/routes"
 )
 
@@ -31,7 +31,7 @@ import (
 // file there is a command line ("$ kubectl get ...") followed by kubectl's output; the server holds
 // the objects of the list cases under testdata/cases. -update rewrites the output part.
 func TestKubectlGet(t *testing.T) {
-	kubectl := certstest.Tool(t, "kubectl")
+	kubectl := testtool.Tool(t, "kubectl")
 	srv := newTableServer(t)
 	kubeconfig := writeKubeconfig(t, srv.URL)
 	files, err := filepath.Glob(filepath.Join("testdata", "kubectl", "*.txt"))

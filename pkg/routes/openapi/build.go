@@ -79,10 +79,7 @@ func DocumentKey(r *routes.Route) (key string, ok bool) {
 	case routes.EndpointVersion:
 		return "version", true
 	}
-	if r.Group == routes.GroupCore {
-		return "api/" + r.Version, true
-	}
-	return "apis/" + r.Group + "/" + r.Version, true
+	return strings.TrimPrefix(routes.GroupVersionPath(r.Group, r.Version), "/"), true
 }
 
 // builder resolves the schemas of one document.

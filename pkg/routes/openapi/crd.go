@@ -38,6 +38,14 @@ func (d *definitions) metaRef(t reflect.Type, description string) spec.Schema {
 	return *s
 }
 
+// setObjectProperties gives s the apiVersion, kind and metadata properties of an object, metadata
+// referring to ObjectMeta.
+func (d *definitions) setObjectProperties(s *spec.Schema) {
+	s.SetProperty("apiVersion", typeMetaProperty("apiVersion"))
+	s.SetProperty("kind", typeMetaProperty("kind"))
+	s.SetProperty("metadata", d.metaRef(reflect.TypeFor[metav1.ObjectMeta](), metav1.PartialObjectMetadata{}.SwaggerDoc()["metadata"]))
+}
+
 // customSchema defines the schema of a custom resource's kind from its openAPIV3Schema, the way
 // kube's CRD OpenAPI builder does: apiVersion, kind and a metadata reference to ObjectMeta are
 // added; in v3 x-kubernetes-int-or-string unfolds to anyOf integer or string; in v2 what v2 cannot
@@ -67,9 +75,7 @@ func (d *definitions) customSchema(gvk schema.GroupVersionKind, props *apiextens
 				walk(s, toV2)
 			}
 			walk(s, d.addEmbeddedProperties)
-			s.SetProperty("metadata", d.metaRef(reflect.TypeFor[metav1.ObjectMeta](), metav1.PartialObjectMetadata{}.SwaggerDoc()["metadata"]))
-			s.SetProperty("apiVersion", typeMetaProperty("apiVersion"))
-			s.SetProperty("kind", typeMetaProperty("kind"))
+			d.setObjectProperties(s)
 		}
 	}
 	d.defs[name] = s
@@ -180,9 +186,7 @@ func (d *definitions) addEmbeddedProperties(s *spec.Schema) {
 	if !extensionTrue(s, extEmbedded) || (!d.v3 && preservesUnknown(s)) {
 		return
 	}
-	s.SetProperty("apiVersion", typeMetaProperty("apiVersion"))
-	s.SetProperty("kind", typeMetaProperty("kind"))
-	s.SetProperty("metadata", d.metaRef(reflect.TypeFor[metav1.ObjectMeta](), metav1.PartialObjectMetadata{}.SwaggerDoc()["metadata"]))
+	d.setObjectProperties(s)
 	for _, r := range []string{"kind", "apiVersion"} {
 		if !slices.Contains(s.Required, r) {
 			s.Required = append(s.Required, r)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/apictl/apictl/internal/testtool"
 	"github.com/apictl/apictl/pkg/routes"
 )
 
@@ -99,13 +100,11 @@ func (l *requestLog) has(p string) bool {
 	return slices.Contains(l.paths, p)
 }
 
-// kubectl runs the installed kubectl against srv with an empty configuration, or skips the test.
+// kubectl runs the installed kubectl against srv with an empty configuration. Without kubectl the
+// test is skipped, or fails under CI_REQUIRE_TOOLS=1.
 func kubectl(t *testing.T, srv *httptest.Server, args ...string) (string, error) {
 	t.Helper()
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not installed")
-	}
+	path := testtool.Tool(t, "kubectl")
 	home := t.TempDir()
 	kubeconfig := filepath.Join(home, "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
@@ -117,7 +116,7 @@ func kubectl(t *testing.T, srv *httptest.Server, args ...string) (string, error)
 	cmd.Dir = home
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
+	err := cmd.Run()
 	return out.String(), err
 }
 

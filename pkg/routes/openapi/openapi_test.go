@@ -2,8 +2,6 @@ package openapi
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -17,31 +15,9 @@ import (
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"github.com/apictl/apictl/internal/golden"
 	"github.com/apictl/apictl/pkg/routes"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files with the current output")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (create it with go test ./pkg/routes/openapi -update): %v", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("output differs from %s (if the change is intended, run go test ./pkg/routes/openapi -update)", path)
-	}
-}
 
 // testAPI is the built-in API plus the CRDs of pkg/routes' test data.
 func testAPI(t testing.TB) *routes.API {
@@ -80,7 +56,7 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "v2.json", indent(t, v2))
+	golden.Check(t, "v2.json", string(indent(t, v2)))
 	v3, err := BuildV3(table, api, Options{Version: "v1.0.0-test"})
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +64,7 @@ func TestGolden(t *testing.T) {
 	var keys []string
 	for key, doc := range v3 {
 		keys = append(keys, key)
-		golden(t, "v3/"+strings.ReplaceAll(key, "/", "_")+".json", indent(t, doc))
+		golden.Check(t, "v3/"+strings.ReplaceAll(key, "/", "_")+".json", string(indent(t, doc)))
 	}
 	slices.Sort(keys)
 	if got := strings.Join(keys, " "); got != "apis/coordination.k8s.io apis/coordination.k8s.io/v1 apis/example.com apis/example.com/v1 apis/example.com/v1beta1 version" {

@@ -29,7 +29,7 @@ var prettyParam = queryParam{
 // optionParams lists the query parameters of an options type, skipping TypeMeta and struct fields
 // (DeleteOptions.preconditions travels only in the body).
 func optionParams(t reflect.Type) []queryParam {
-	docs := metaDocs(t)
+	fieldDocs := docs(t)
 	var out []queryParam
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -41,7 +41,7 @@ func optionParams(t reflect.Type) []queryParam {
 		for ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}
-		p := queryParam{name: name, description: docs[name]}
+		p := queryParam{name: name, description: fieldDocs[name]}
 		switch ft.Kind() {
 		case reflect.String:
 			p.typ = "string"
@@ -60,13 +60,6 @@ func optionParams(t reflect.Type) []queryParam {
 		out = append(out, p)
 	}
 	return out
-}
-
-func metaDocs(t reflect.Type) map[string]string {
-	if d, ok := reflect.New(t).Elem().Interface().(swaggerDocer); ok {
-		return d.SwaggerDoc()
-	}
-	return nil
 }
 
 // actionParams are the query parameters of an action, sorted by name: list options on lists and

@@ -4,7 +4,6 @@ import (
 	"crypto/sha512"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"k8s.io/kube-openapi/pkg/spec3"
@@ -136,13 +135,8 @@ type V3IndexEntry struct {
 // hex sha512 of the document>.
 func NewV3Index(docs map[string][]byte) V3Index {
 	idx := V3Index{Paths: make(map[string]V3IndexEntry, len(docs))}
-	keys := make([]string, 0, len(docs))
-	for k := range docs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		idx.Paths[k] = V3IndexEntry{ServerRelativeURL: fmt.Sprintf("/openapi/v3/%s?hash=%X", k, sha512.Sum512(docs[k]))}
+	for k, doc := range docs {
+		idx.Paths[k] = V3IndexEntry{ServerRelativeURL: fmt.Sprintf("/openapi/v3/%s?hash=%X", k, sha512.Sum512(doc))}
 	}
 	return idx
 }

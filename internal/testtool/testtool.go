@@ -1,5 +1,7 @@
-// Package certstest holds test helpers for pkg/certs and the commands built on it.
-package certstest
+// Package testtool lets tests shell out to external programs such as openssl, curl and kubectl:
+// such a test skips where the program is missing, except in CI, where it fails so that CI cannot
+// pass by not running it.
+package testtool
 
 import (
 	"os"
