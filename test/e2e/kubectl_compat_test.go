@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,8 +141,6 @@ func TestKubectlWithDefaultFlags(t *testing.T) {
 func waitReady(t *testing.T, insecurePort int) {
 	t.Helper()
 	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", insecurePort)
-	waitFor(t, 20*time.Second, "readyz", func() bool {
-		resp, err := httpGet(url)
-		return err == nil && resp == 200
-	})
+	c := &http.Client{Timeout: 5 * time.Second}
+	waitFor(t, 20*time.Second, "readyz", func() bool { code, _, _ := get(c, url); return code == 200 })
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,16 +31,6 @@ func serveReady(t *testing.T, dir string, ports []int) *process {
 	p := startServeIn(t, dir, "--secure-port", fmt.Sprint(ports[0]), "--insecure-port", fmt.Sprint(ports[1]), "--bind-address", "127.0.0.1")
 	waitReady(t, ports[1])
 	return p
-}
-
-// httpGet returns the status code of a GET.
-func httpGet(url string) (int, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return 0, err
-	}
-	resp.Body.Close()
-	return resp.StatusCode, nil
 }
 
 // TestKubectlEverydayCommands is the storage issue's first must-show: kubectl against a fresh

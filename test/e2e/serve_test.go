@@ -61,7 +61,7 @@ func TestShutdownUnderLoad(t *testing.T) {
 	p := startServe(t, "--secure-port", fmt.Sprint(ports[0]), "--insecure-port", fmt.Sprint(ports[1]),
 		"--shutdown-delay-duration", "2s")
 	c := &http.Client{Timeout: 10 * time.Second}
-	waitFor(t, 10*time.Second, "readyz", func() bool { code, _, _ := get(c, base+"/readyz"); return code == 200 })
+	waitReady(t, ports[1])
 
 	// A steady stream from four clients, bounded in time: 6 seconds at most.
 	var ok, failed, dropped atomic.Int64
@@ -139,11 +139,9 @@ func TestShutdownUnderLoad(t *testing.T) {
 
 func TestSecondSignalExitsAtOnce(t *testing.T) {
 	ports := freePorts(t, 2)
-	base := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
 	p := startServe(t, "--secure-port", fmt.Sprint(ports[0]), "--insecure-port", fmt.Sprint(ports[1]),
 		"--shutdown-delay-duration", "30s")
-	c := &http.Client{Timeout: 5 * time.Second}
-	waitFor(t, 10*time.Second, "readyz", func() bool { code, _, _ := get(c, base+"/readyz"); return code == 200 })
+	waitReady(t, ports[1])
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	waitFor(t, 5*time.Second, "shutdown to begin", func() bool { return p.output.contains("shutdown initiated") })
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
