@@ -50,7 +50,13 @@ func WithMetrics(m *Metrics, log *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			rw := &recordingWriter{ResponseWriter: w}
+			// Recovery, just outside in the chain, already records the response: share its writer
+			// rather than wrap it again. One that has seen a write already belongs to more than what
+			// this filter wraps, so it gets a wrapper of its own.
+			rw, ok := w.(*recordingWriter)
+			if !ok || rw.code != 0 || rw.written != 0 {
+				rw = &recordingWriter{ResponseWriter: w}
+			}
 			next.ServeHTTP(rw, r)
 			elapsed := time.Since(start)
 			info, _ := request.RequestInfoFrom(r.Context())

@@ -138,3 +138,27 @@ func TestKindRules(t *testing.T) {
 	a.do("POST", roles, `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"r"},"rules":[{"apiGroups":[""]}]}`).
 		expect(t, 422, `rules[0].verbs: Required value`)
 }
+
+// TestDryRunWrites checks that dry-run updates, patches and scales answer as the real write would,
+// stale resourceVersions and missing objects included, and store nothing.
+func TestDryRunWrites(t *testing.T) {
+	a := start(t)
+	created := a.do("POST", cmPath, configMap("d", `{"k":"v"}`))
+	created.expect(t, 201)
+	rv := field(t, created.body, "metadata", "resourceVersion")
+	put := func(rv, v string) string {
+		return `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"d","resourceVersion":"` + rv + `"},"data":{"k":"` + v + `"}}`
+	}
+	a.do("PUT", cmPath+"/d?dryRun=All", put(rv, "put")).expect(t, 200, `"k":"put"`, `"resourceVersion":"`+rv+`"`)
+	a.do("PUT", cmPath+"/d?dryRun=All", put("1", "put")).expect(t, 409, `the object has been modified`)
+	a.do("PUT", cmPath+"/missing?dryRun=All", strings.Replace(put("", "put"), `"d"`, `"missing"`, 1)).expect(t, 404)
+	a.do("PATCH", cmPath+"/d?dryRun=All", `{"data":{"k":"patched"}}`, "Content-Type: application/merge-patch+json").
+		expect(t, 200, `"k":"patched"`)
+	a.do("PATCH", cmPath+"/missing?dryRun=All", `{"data":{"k":"patched"}}`, "Content-Type: application/merge-patch+json").expect(t, 404)
+	a.do("GET", cmPath+"/d", "").expect(t, 200, `"k":"v"`, `"resourceVersion":"`+rv+`"`)
+
+	a.do("POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"replicas":2}}`).expect(t, 201)
+	a.do("PUT", widgets+"/w/scale?dryRun=All", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"w","namespace":"default"},"spec":{"replicas":5}}`).
+		expect(t, 200, `"spec":{"replicas":5}`)
+	a.do("GET", widgets+"/w", "").expect(t, 200, `"replicas":2`)
+}

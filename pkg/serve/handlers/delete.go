@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/serve/request"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -58,7 +60,7 @@ func parseDeleteOptions(r *http.Request) (*deleteOptions, error) {
 		o.PropagationPolicy = &policy
 	}
 	if v := q.Get("orphanDependents"); v != "" && o.OrphanDependents == nil {
-		b := queryBool(v)
+		b := request.QueryBool(v)
 		o.OrphanDependents = &b
 	}
 	if len(o.DryRun) == 0 {
@@ -84,7 +86,9 @@ func parseDeleteOptions(r *http.Request) (*deleteOptions, error) {
 
 // storedMeta is what deletes need from a stored object.
 type storedMeta struct {
-	Metadata struct {
+	// APIVersion is the version the object was written at (custom resources may have several).
+	APIVersion string `json:"apiVersion"`
+	Metadata   struct {
 		UID               types.UID    `json:"uid"`
 		Finalizers        []string     `json:"finalizers"`
 		DeletionTimestamp *metav1.Time `json:"deletionTimestamp"`
@@ -149,7 +153,11 @@ func (s *scope) deleteObject(r *http.Request, namespace, name string, opts *dele
 	kv, err := s.store.Delete(ctx, key, check)
 	switch {
 	case errors.Is(err, errGraceful):
-		return s.markDeleted(r, key, name)
+		if kv, err = s.markDeleted(ctx, key); err != nil {
+			return nil, 0, apiError(err, s.gr, name)
+		}
+		body, err := respond(kv)
+		return body, http.StatusOK, err
 	case err != nil:
 		return nil, 0, apiError(err, s.gr, name)
 	}
@@ -163,10 +171,12 @@ func (s *scope) deleteObject(r *http.Request, namespace, name string, opts *dele
 	return body, http.StatusOK, err
 }
 
-// markDeleted sets deletionTimestamp (and a namespace's Terminating phase) once, and returns the object.
-func (s *scope) markDeleted(r *http.Request, key, name string) ([]byte, int, error) {
+// markDeleted sets deletionTimestamp (and a namespace's Terminating phase) once, and returns the object
+// as stored. The object is decoded and encoded as the scope's kind, so a custom resource's integers
+// keep every digit.
+func (s *scope) markDeleted(ctx context.Context, key string) (storage.KeyValue, error) {
 	now := metav1.NewTime(s.api.cfg.Now().UTC())
-	kv, err := s.store.GuaranteedUpdate(r.Context(), key, func(current storage.KeyValue) ([]byte, error) {
+	kv, err := s.store.GuaranteedUpdate(ctx, key, func(current storage.KeyValue) ([]byte, error) {
 		obj, err := s.decodeStored(current)
 		if err != nil {
 			return nil, err
@@ -187,18 +197,17 @@ func (s *scope) markDeleted(r *http.Request, key, name string) ([]byte, int, err
 		return s.encode(obj)
 	}, storage.UpdateOptions{})
 	if err != nil {
-		return nil, 0, apiError(err, s.gr, name)
+		return kv, err
 	}
 	if s.gr == corev1.Resource("namespaces") {
 		s.api.notifyNamespaceChanged()
 	}
-	body, err := respond(kv)
-	return body, http.StatusOK, err
+	return kv, nil
 }
 
 // finishIfFinalized removes an object whose deletion was pending once its last finalizer is gone, as
 // kube's store does after such an update; it returns the object as last stored.
-func (s *scope) finishIfFinalized(r *http.Request, key string, kv storage.KeyValue) (storage.KeyValue, error) {
+func (s *scope) finishIfFinalized(ctx context.Context, key string, kv storage.KeyValue) (storage.KeyValue, error) {
 	if !mayBeTerminating(kv.Value) {
 		return kv, nil // the common case, found without decoding: no deletion pending
 	}
@@ -209,17 +218,22 @@ func (s *scope) finishIfFinalized(r *http.Request, key string, kv storage.KeyVal
 	if m.Metadata.DeletionTimestamp == nil || len(m.Metadata.Finalizers) > 0 || len(m.Spec.Finalizers) > 0 {
 		return kv, nil
 	}
-	rev := kv.ModRevision
-	_, err := s.store.Delete(r.Context(), key, func(current storage.KeyValue) error {
+	return kv, s.deleteAtRevision(ctx, key, kv.ModRevision)
+}
+
+// deleteAtRevision deletes key if it is still at revision rev. An object changed since is left to
+// whoever changed it, and one already gone is no error.
+func (s *scope) deleteAtRevision(ctx context.Context, key string, rev int64) error {
+	_, err := s.store.Delete(ctx, key, func(current storage.KeyValue) error {
 		if current.ModRevision != rev {
 			return errGraceful // changed since: whoever changed it decides
 		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, errGraceful) && !storage.IsNotFound(err) {
-		return kv, err
+		return err
 	}
-	return kv, nil
+	return nil
 }
 
 // checkPreconditions compares DeleteOptions' preconditions with the stored object, with kube's message.

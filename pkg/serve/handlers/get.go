@@ -29,7 +29,7 @@ func (s *scope) get(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	if out.format == formatTable {
 		body, err = s.tableOf(r, out, []storage.KeyValue{kv}, nil)
 	} else {
-		body, err = storage.WithResourceVersion(nil, kv.Value, kv.ModRevision)
+		body, err = respond(kv)
 	}
 	if err != nil {
 		writeError(w, apiError(err, s.gr, p.Name))

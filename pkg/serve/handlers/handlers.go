@@ -24,6 +24,7 @@ import (
 	"github.com/apictl/apictl/pkg/registry/crschema"
 	"github.com/apictl/apictl/pkg/registry/tables"
 	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/serve/request"
 	"github.com/apictl/apictl/pkg/serve/status"
 	"github.com/apictl/apictl/pkg/storage"
 )
@@ -199,7 +200,7 @@ func (a *API) ServeResource(w http.ResponseWriter, r *http.Request, route *route
 	case routes.ActionGet:
 		s.get(w, r, p)
 	case routes.ActionList:
-		if queryBool(r.URL.Query().Get("watch")) {
+		if request.QueryBool(r.URL.Query().Get("watch")) {
 			s.watch(w, r, p, "")
 			return
 		}

@@ -171,3 +171,20 @@ func TestCustomResourceSchemaAndScale(t *testing.T) {
 	a.do("GET", widgets+"/w", "").expect(t, 200, `"replicas":5`, `"generation":2`)
 	a.do("PUT", widgets+"/w/scale", strings.Replace(put, "5", "-1", 1)).expect(t, 422, `Invalid value: -1`)
 }
+
+// TestNamespaceDeletionKeepsCustomResource checks that marking a custom resource for deletion when its
+// namespace goes changes only its metadata: an integer beyond float64's 2^53 keeps every digit.
+func TestNamespaceDeletionKeepsCustomResource(t *testing.T) {
+	a := start(t)
+	a.do("POST", "/api/v1/namespaces", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"big"}}`).expect(t, 201)
+	ws := "/apis/example.com/v1/namespaces/big/widgets"
+	a.do("POST", ws, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","finalizers":["example.com/hold"]},"spec":{"serial":9007199254740993}}`).
+		expect(t, 201, `"serial":9007199254740993`)
+	a.do("DELETE", "/api/v1/namespaces/big", "").expect(t, 200)
+	var got response
+	eventually(t, "widget marked for deletion by the namespace controller", func() bool {
+		got = a.do("GET", ws+"/w", "")
+		return strings.Contains(got.body, `"deletionTimestamp":"`)
+	})
+	got.expect(t, 200, `"serial":9007199254740993`, `"apiVersion":"example.com/v1"`, `"deletionGracePeriodSeconds":0`)
+}

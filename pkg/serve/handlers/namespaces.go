@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apictl/apictl/pkg/storage"
 )
@@ -112,22 +113,26 @@ func (a *API) sweepNamespaces(ctx context.Context) (bool, error) {
 // is waiting for objects with finalizers.
 func (a *API) emptyNamespace(ctx context.Context, namespace string) (empty, waiting bool, err error) {
 	empty = true
-	now := metav1.NewTime(a.cfg.Now().UTC())
+	// Every version of a resource reads the same objects: list each resource once.
+	seen := map[schema.GroupResource]bool{}
 	for key, s := range a.scopes {
-		if key.subresource != "" || !s.res.Namespaced {
+		if key.subresource != "" || !s.res.Namespaced || seen[s.gr] {
 			continue
 		}
+		seen[s.gr] = true
 		res, err := s.store.List(ctx, s.prefix(namespace), storage.ListOptions{})
 		if err != nil {
 			return false, false, err
 		}
 		for _, kv := range res.Items {
 			empty = false
+			var apiVersion string
 			_, err := s.store.Delete(ctx, kv.Key, func(current storage.KeyValue) error {
 				var m storedMeta
 				if err := json.Unmarshal(current.Value, &m); err != nil {
 					return err
 				}
+				apiVersion = m.APIVersion
 				if len(m.Metadata.Finalizers) > 0 {
 					return errGraceful
 				}
@@ -135,7 +140,7 @@ func (a *API) emptyNamespace(ctx context.Context, namespace string) (empty, wait
 			})
 			if errors.Is(err, errGraceful) {
 				waiting = true
-				err = markDeletedAt(ctx, s, kv.Key, now)
+				_, err = a.versionScope(s, apiVersion).markDeleted(ctx, kv.Key)
 			}
 			if err != nil && !storage.IsNotFound(err) {
 				return false, false, err
@@ -145,22 +150,17 @@ func (a *API) emptyNamespace(ctx context.Context, namespace string) (empty, wait
 	return empty, waiting, nil
 }
 
-// markDeletedAt sets an object's deletionTimestamp unless it has one.
-func markDeletedAt(ctx context.Context, s *scope, key string, now metav1.Time) error {
-	_, err := s.store.GuaranteedUpdate(ctx, key, func(current storage.KeyValue) ([]byte, error) {
-		var m map[string]any
-		if err := json.Unmarshal(current.Value, &m); err != nil {
-			return nil, err
-		}
-		meta, _ := m["metadata"].(map[string]any)
-		if meta == nil || meta["deletionTimestamp"] != nil {
-			return current.Value, nil
-		}
-		meta["deletionTimestamp"] = now.UTC().Format(time.RFC3339)
-		meta["deletionGracePeriodSeconds"] = 0
-		return json.Marshal(m)
-	}, storage.UpdateOptions{})
-	return err
+// versionScope returns the scope of s's resource at the version an object is stored as, so that
+// marking the object for deletion leaves its apiVersion as it is; s when that version is not served.
+func (a *API) versionScope(s *scope, apiVersion string) *scope {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return s
+	}
+	if vs, ok := a.scopes[scopeKey{s.gvr.Group, gv.Version, s.gvr.Resource, ""}]; ok {
+		return vs
+	}
+	return s
 }
 
 // finalizeNamespace removes the "kubernetes" finalizer of an emptied namespace and deletes it once no
@@ -198,14 +198,7 @@ func (a *API) finalizeNamespace(ctx context.Context, name string) error {
 	if len(m.Spec.Finalizers) > 0 || len(m.Metadata.Finalizers) > 0 {
 		return nil
 	}
-	rev := kv.ModRevision
-	_, err = s.store.Delete(ctx, key, func(current storage.KeyValue) error {
-		if current.ModRevision != rev {
-			return errGraceful
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errGraceful) && !storage.IsNotFound(err) {
+	if err := s.deleteAtRevision(ctx, key, kv.ModRevision); err != nil {
 		return err
 	}
 	a.cfg.Logger.Info("namespace deleted", "namespace", name)

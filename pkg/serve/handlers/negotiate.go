@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/apictl/apictl/pkg/serve/request"
 )
 
 // outputFormat is a response encoding the client accepts.
@@ -93,7 +95,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, format outputFo
 			return
 		}
 		body, contentType = y, mediaYAML
-	case r.URL.RawQuery != "" && queryBool(r.URL.Query().Get("pretty")):
+	case r.URL.RawQuery != "" && request.QueryBool(r.URL.Query().Get("pretty")):
 		var b bytes.Buffer
 		if err := json.Indent(&b, body, "", "  "); err == nil {
 			b.WriteByte('\n')

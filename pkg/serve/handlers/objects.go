@@ -54,7 +54,8 @@ func (s *scope) decodeStored(kv storage.KeyValue) (runtime.Object, error) {
 	return obj, nil
 }
 
-// respond is the body of a successful write: the stored bytes with the new resourceVersion.
+// respond is the body that answers with a stored object (a read, or a successful write): the stored
+// bytes with their resourceVersion.
 func respond(kv storage.KeyValue) ([]byte, error) {
 	return storage.WithResourceVersion(nil, kv.Value, kv.ModRevision)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/apictl/apictl/pkg/serve/request"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -48,8 +48,8 @@ func parseListOptions(q url.Values) (*listOptions, error) {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
 		}
 	}
-	o.watch = queryBool(q.Get("watch"))
-	o.allowBookmarks = queryBool(q.Get("allowWatchBookmarks"))
+	o.watch = request.QueryBool(q.Get("watch"))
+	o.allowBookmarks = request.QueryBool(q.Get("allowWatchBookmarks"))
 	o.resourceVersion = q.Get("resourceVersion")
 	o.resourceVersionMatch = storage.ResourceVersionMatch(q.Get("resourceVersionMatch"))
 	o.continueToken = q.Get("continue")
@@ -66,7 +66,7 @@ func parseListOptions(q url.Values) (*listOptions, error) {
 		o.timeout = time.Duration(n) * time.Second
 	}
 	if s := q.Get("sendInitialEvents"); s != "" {
-		v := queryBool(s)
+		v := request.QueryBool(s)
 		o.sendInitialEvents = &v
 	}
 	return o, o.validate()
@@ -175,13 +175,4 @@ func parseDryRun(values []string) (bool, field.ErrorList) {
 		dry = true
 	}
 	return dry, errs
-}
-
-// queryBool reads a boolean query parameter as kube does: empty, 0, f and false are false.
-func queryBool(v string) bool {
-	switch strings.ToLower(v) {
-	case "", "0", "f", "false":
-		return false
-	}
-	return true
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/apictl/apictl/pkg/patch"
 	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/serve/request"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -43,7 +44,7 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	req := patch.Request{Target: target, Type: typ, Namespace: p.Namespace, Name: p.Name, Patch: body, UserAgent: r.UserAgent(),
 		Options: metav1.PatchOptions{DryRun: q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}}
 	if v := q.Get("force"); v != "" {
-		force := queryBool(v)
+		force := request.QueryBool(v)
 		req.Options.Force = &force
 	}
 	dryRun := len(req.Options.DryRun) > 0
@@ -90,13 +91,9 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		}
 		return s.encode(updated)
 	}
-	var kv storage.KeyValue
-	if dryRun {
-		if kv, err = s.store.Get(r.Context(), key, storage.GetOptions{}); err == nil {
-			kv.Value, err = update(kv)
-		}
-	} else if kv, err = s.store.GuaranteedUpdate(r.Context(), key, update, storage.UpdateOptions{}); err == nil {
-		kv, err = s.finishIfFinalized(r, key, kv)
+	kv, err := s.guaranteedUpdate(r.Context(), key, dryRun, update, storage.UpdateOptions{})
+	if err == nil && !dryRun {
+		kv, err = s.finishIfFinalized(r.Context(), key, kv)
 	}
 	if storage.IsNotFound(err) {
 		s.createOnPatch(w, r, p, req, out, dryRun)

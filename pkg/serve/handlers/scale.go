@@ -121,15 +121,7 @@ func (s *scope) applyScale(r *http.Request, p routes.Params, opts *writeOptions,
 		}
 		return s.encode(updated)
 	}
-	var kv storage.KeyValue
-	var err error
-	if opts.dryRun {
-		if kv, err = s.store.Get(r.Context(), key, storage.GetOptions{}); err == nil {
-			kv.Value, err = update(kv)
-		}
-	} else {
-		kv, err = s.store.GuaranteedUpdate(r.Context(), key, update, storage.UpdateOptions{})
-	}
+	kv, err := s.guaranteedUpdate(r.Context(), key, opts.dryRun, update, storage.UpdateOptions{})
 	if err != nil {
 		return nil, apiError(err, s.gr, p.Name)
 	}

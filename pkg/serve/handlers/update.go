@@ -84,31 +84,38 @@ func (s *scope) updateObject(r *http.Request, obj runtime.Object, p routes.Param
 		}
 		return s.encode(updated)
 	}
-	if opts.dryRun {
-		current, err := s.store.Get(r.Context(), key, storage.GetOptions{})
-		if err != nil {
-			return s.createOnUpdate(r, obj, p, opts, err)
-		}
-		if expected != 0 && expected != current.ModRevision {
-			return nil, 0, apiError(&storage.StorageError{Code: storage.Conflict, Key: key}, s.gr, p.Name)
-		}
-		value, err := next(current)
-		if err != nil {
-			return nil, 0, apiError(err, s.gr, p.Name)
-		}
-		body, err := storage.WithResourceVersion(nil, value, current.ModRevision)
-		return body, http.StatusOK, err
-	}
-	kv, err := s.store.GuaranteedUpdate(r.Context(), key, next, storage.UpdateOptions{ExpectedRevision: expected})
+	kv, err := s.guaranteedUpdate(r.Context(), key, opts.dryRun, next, storage.UpdateOptions{ExpectedRevision: expected})
 	if err != nil {
 		return s.createOnUpdate(r, obj, p, opts, err)
 	}
-	kv, err = s.finishIfFinalized(r, key, kv)
-	if err != nil {
-		return nil, 0, apiError(err, s.gr, p.Name)
+	if !opts.dryRun {
+		if kv, err = s.finishIfFinalized(r.Context(), key, kv); err != nil {
+			return nil, 0, apiError(err, s.gr, p.Name)
+		}
 	}
 	body, err := respond(kv)
 	return body, http.StatusOK, err
+}
+
+// guaranteedUpdate is the store's GuaranteedUpdate, or for a dry run the same steps without the write:
+// read the object, refuse a stale o.ExpectedRevision, and return what fn makes of it at the revision
+// read. Either way errors are the store's or fn's, so callers handle both runs alike.
+func (s *scope) guaranteedUpdate(ctx context.Context, key string, dryRun bool, fn storage.UpdateFunc, o storage.UpdateOptions) (storage.KeyValue, error) {
+	if !dryRun {
+		return s.store.GuaranteedUpdate(ctx, key, fn, o)
+	}
+	current, err := s.store.Get(ctx, key, storage.GetOptions{})
+	if err != nil {
+		return storage.KeyValue{}, err
+	}
+	if o.ExpectedRevision != 0 && o.ExpectedRevision != current.ModRevision {
+		return storage.KeyValue{}, &storage.StorageError{Code: storage.Conflict, Op: "update", Key: key,
+			ResourceVersion: o.ExpectedRevision, CurrentRevision: current.ModRevision}
+	}
+	if current.Value, err = fn(current); err != nil {
+		return storage.KeyValue{}, err
+	}
+	return current, nil
 }
 
 // createOnUpdate turns a PUT of a missing object into a create for the kinds kube allows it for;

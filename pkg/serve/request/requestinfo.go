@@ -39,16 +39,25 @@ func isNamespaceSubresource(s string) bool { return s == "status" || s == "final
 // non-resource request.
 func NewRequestInfo(r *http.Request) *RequestInfo {
 	info := &RequestInfo{Path: r.URL.Path, Verb: strings.ToLower(r.Method)}
+	if resource, ok := resourceInfo(*info, r); ok {
+		*info = resource
+	}
+	return info
+}
+
+// resourceInfo resolves r as a resource request, starting from what every request has; false if it is
+// none. It works on a copy, which stays on the stack, so that NewRequestInfo allocates only the
+// RequestInfo it returns.
+func resourceInfo(resource RequestInfo, r *http.Request) (RequestInfo, bool) {
 	parts := splitPath(r.URL.Path)
 	if len(parts) < 3 || (parts[0] != "api" && parts[0] != "apis") {
-		return info
+		return RequestInfo{}, false
 	}
-	resource := *info
 	resource.APIPrefix = parts[0]
 	parts = parts[1:]
 	if resource.APIPrefix == "apis" {
 		if len(parts) < 3 {
-			return info // /apis/<group>/<version> is discovery
+			return RequestInfo{}, false // /apis/<group>/<version> is discovery
 		}
 		resource.APIGroup = parts[0]
 		parts = parts[1:]
@@ -59,7 +68,7 @@ func NewRequestInfo(r *http.Request) *RequestInfo {
 
 	if parts[0] == "watch" {
 		if len(parts) < 2 {
-			return info
+			return RequestInfo{}, false
 		}
 		resource.Verb = "watch"
 		parts = parts[1:]
@@ -103,7 +112,7 @@ func NewRequestInfo(r *http.Request) *RequestInfo {
 	if resource.Name == "" && resource.Verb == "get" {
 		query := r.URL.Query()
 		resource.Verb = "list"
-		if queryBool(query.Get("watch")) {
+		if QueryBool(query.Get("watch")) {
 			resource.Verb = "watch"
 		}
 		if name, ok := exactNameSelector(query.Get("fieldSelector")); ok {
@@ -113,12 +122,12 @@ func NewRequestInfo(r *http.Request) *RequestInfo {
 	if resource.Name == "" && resource.Verb == "delete" {
 		resource.Verb = "deletecollection"
 	}
-	return &resource
+	return resource, true
 }
 
-// queryBool reads a boolean query parameter as kube's conversion does: empty, 0, f and false are
+// QueryBool reads a boolean query parameter as kube's conversion does: empty, 0, f and false are
 // false, anything else true.
-func queryBool(v string) bool {
+func QueryBool(v string) bool {
 	switch strings.ToLower(v) {
 	case "", "0", "f", "false":
 		return false
