@@ -275,6 +275,10 @@ func sampleMax(ctx context.Context, interval time.Duration, read func() (int64, 
 			return peak, n, err
 		}
 		peak, n = max(peak, v), n+1
+		if ctx.Err() != nil {
+			// Ended while reading: select would pick at random between it and a tick due meanwhile.
+			return peak, n, nil
+		}
 		select {
 		case <-ctx.Done():
 			return peak, n, nil
