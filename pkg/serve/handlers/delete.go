@@ -176,6 +176,7 @@ func (s *scope) deleteObject(r *http.Request, namespace, name string, opts *dele
 // keep every digit.
 func (s *scope) markDeleted(ctx context.Context, key string) (storage.KeyValue, error) {
 	now := metav1.NewTime(s.api.cfg.Now().UTC())
+	var name string
 	kv, err := s.store.GuaranteedUpdate(ctx, key, func(current storage.KeyValue) ([]byte, error) {
 		obj, err := s.decodeStored(current)
 		if err != nil {
@@ -185,6 +186,7 @@ func (s *scope) markDeleted(ctx context.Context, key string) (storage.KeyValue, 
 		if err != nil {
 			return nil, err
 		}
+		name = m.GetName()
 		if m.GetDeletionTimestamp() != nil {
 			return current.Value, nil
 		}
@@ -200,6 +202,7 @@ func (s *scope) markDeleted(ctx context.Context, key string) (storage.KeyValue, 
 		return kv, err
 	}
 	if s.gr == corev1.Resource("namespaces") {
+		s.api.recentlyDeleted.Store(name, now.Time)
 		s.api.notifyNamespaceChanged()
 	}
 	return kv, nil

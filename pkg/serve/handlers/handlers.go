@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -58,6 +59,9 @@ type API struct {
 	namespaces *scope
 	// wake tells the namespace controller that a namespace began terminating.
 	wake chan struct{}
+	// recentlyDeleted holds, for namespaceLiveLookupTTL, each namespace this server began deleting
+	// (name to time.Time), so that creates into it check it with a consistent read (checkNamespace).
+	recentlyDeleted sync.Map
 	// protobuf decodes the protobuf bodies kubectl's typed clients send.
 	protobuf *protobufDecoder
 	// patcher applies patches and keeps managedFields on every write.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -82,19 +83,22 @@ type namespaceState struct {
 // checkNamespace refuses to create into a namespace that does not exist (404) or is being deleted
 // (403), as kube's NamespaceLifecycle admission does. Like kube's, it trusts the watch cache for a
 // namespace that exists and is active, and confirms a refusal with a linearizable read, so that a
-// namespace created a moment ago on another server is not refused. A namespace that began
-// terminating a moment ago may still get the object; the namespace controller deletes it with the
-// rest, as in kube.
+// namespace created a moment ago on another server is not refused. Also like kube's, it skips the
+// cache for a namespace this server began deleting lately, which the cache may not show yet; one
+// that began terminating a moment ago on another server may still get the object, and the namespace
+// controller deletes it with the rest.
 func (a *API) checkNamespace(ctx context.Context, gr schema.GroupResource, name, namespace string) error {
 	if a.namespaces == nil {
 		return nil
 	}
 	key := a.namespaces.key("", namespace)
-	kv, err := a.namespaces.store.Get(ctx, key, storage.GetOptions{ResourceVersion: "0"})
-	if err == nil && !mayBeTerminating(kv.Value) {
-		return nil
+	if !a.deletedLately(namespace) {
+		kv, err := a.namespaces.store.Get(ctx, key, storage.GetOptions{ResourceVersion: "0"})
+		if err == nil && !mayBeTerminating(kv.Value) {
+			return nil
+		}
 	}
-	kv, err = a.namespaces.store.Get(ctx, key, storage.GetOptions{})
+	kv, err := a.namespaces.store.Get(ctx, key, storage.GetOptions{})
 	if err != nil {
 		if storage.IsNotFound(err) {
 			return apierrors.NewNotFound(corev1.Resource("namespaces"), namespace)
@@ -115,6 +119,23 @@ func (a *API) checkNamespace(ctx context.Context, gr schema.GroupResource, name,
 		return e
 	}
 	return nil
+}
+
+// namespaceLiveLookupTTL is how long creates into a namespace this server began deleting skip the
+// watch cache: kube's NamespaceLifecycle admission uses the same 30 seconds.
+const namespaceLiveLookupTTL = 30 * time.Second
+
+// deletedLately says whether this server began deleting the namespace within namespaceLiveLookupTTL.
+func (a *API) deletedLately(namespace string) bool {
+	v, ok := a.recentlyDeleted.Load(namespace)
+	if !ok {
+		return false
+	}
+	if a.cfg.Now().Sub(v.(time.Time)) < namespaceLiveLookupTTL {
+		return true
+	}
+	a.recentlyDeleted.CompareAndDelete(namespace, v)
+	return false
 }
 
 // mayBeTerminating is a quick look at a stored namespace for a deletionTimestamp, so that the common
