@@ -37,3 +37,14 @@ func Run(t testing.TB, name string, args ...string) string {
 	}
 	return string(out)
 }
+
+// Missing reports that something a test needs from outside the repository (a client library, an
+// installed package) is not there, with how to install it: the test is skipped, or fails when
+// CI_REQUIRE_TOOLS=1, so that CI cannot pass by not running it.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv(RequireToolsEnv) == "1" {
+		t.Fatalf(format+" (%s=1 requires it)", append(args, RequireToolsEnv)...)
+	}
+	t.Skipf(format+" (set %s=1 to fail instead)", append(args, RequireToolsEnv)...)
+}

@@ -162,3 +162,44 @@ func TestDryRunWrites(t *testing.T) {
 		expect(t, 200, `"spec":{"replicas":5}`)
 	a.do("GET", widgets+"/w", "").expect(t, 200, `"replicas":2`)
 }
+
+// TestTypeMetaFromTheRoute pins kube's decoding of bodies that leave out apiVersion or kind, as the
+// Python and JavaScript clients' tutorials do: a built-in kind takes both from the route; a custom
+// resource must name its kind, with the message of kube's unstructured decoder.
+func TestTypeMetaFromTheRoute(t *testing.T) {
+	a := start(t)
+	const leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+	tests := []struct {
+		name, method, path, body string
+		code                     int
+		parts                    []string
+	}{
+		{"namespace without both", "POST", "/api/v1/namespaces", `{"metadata":{"name":"py"}}`, 201,
+			[]string{`{"kind":"Namespace","apiVersion":"v1","metadata":{`, `"name":"py"`}},
+		{"configmap without apiVersion", "POST", cmPath, `{"kind":"ConfigMap","metadata":{"name":"nover"}}`, 201,
+			[]string{`{"kind":"ConfigMap","apiVersion":"v1"`}},
+		{"configmap without kind", "POST", cmPath, `{"apiVersion":"v1","metadata":{"name":"nokind"}}`, 201,
+			[]string{`{"kind":"ConfigMap","apiVersion":"v1"`}},
+		{"lease in a group", "POST", leases, `{"metadata":{"name":"l"},"spec":{"holderIdentity":"me"}}`, 201,
+			[]string{`{"kind":"Lease","apiVersion":"coordination.k8s.io/v1"`}},
+		{"update without both", "PUT", cmPath + "/nokind", `{"metadata":{"name":"nokind"},"data":{"a":"1"}}`, 200,
+			[]string{`{"kind":"ConfigMap","apiVersion":"v1"`, `"data":{"a":"1"}`}},
+		{"status without both", "PUT", "/api/v1/namespaces/py/status", `{"metadata":{"name":"py"}}`, 200,
+			[]string{`{"kind":"Namespace","apiVersion":"v1"`}},
+		{"scale without both", "PUT", widgets + "/w/scale", `{"metadata":{"name":"w"},"spec":{"replicas":3}}`, 200,
+			[]string{`{"kind":"Scale","apiVersion":"autoscaling/v1"`, `"replicas":3`}},
+		{"stored with both", "GET", cmPath + "/nover", "", 200, []string{`{"kind":"ConfigMap","apiVersion":"v1"`}},
+		{"a group's version alone", "POST", leases, `{"apiVersion":"v1","metadata":{"name":"l2"}}`, 400,
+			[]string{`the API version in the data (v1) does not match the expected API version (coordination.k8s.io/v1)`}},
+		{"kind contradicts the route", "POST", cmPath, `{"kind":"Secret","metadata":{"name":"x"}}`, 400,
+			[]string{`the kind in the data (Secret) does not match the expected kind (ConfigMap) of configmaps`}},
+		{"custom resource without kind", "POST", widgets, `{"metadata":{"name":"nokind"},"spec":{"size":1}}`, 400,
+			[]string{`the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in '{\"metadata\":{\"name\":\"nokind\"},\"spec\":{\"size\":1}}' ({\"metadata\":{\"name\":\"nokind\"}, ...)`}},
+	}
+	a.do("POST", widgets, `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"replicas":1}}`).expect(t, 201)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a.do(tt.method, tt.path, tt.body).expect(t, tt.code, tt.parts...)
+		})
+	}
+}

@@ -49,7 +49,9 @@ type typeMeta struct {
 
 // decodeObject decodes body into a new object of the scope's kind. Unknown and duplicate fields are
 // handled per fieldValidation: Strict fails with kube's 400, Warn returns them as warnings, Ignore
-// drops them. The body's apiVersion and kind must be the route's.
+// drops them. A built-in kind's apiVersion and kind default to the route's, as kube's decoder does with
+// the endpoint's kind as the default (the Python and JavaScript clients leave both out unless the
+// caller sets them); a custom resource must name its kind, with kube's message when it does not.
 func (s *scope) decodeObject(body []byte, format outputFormat, validation string) (runtime.Object, []string, error) {
 	if format == formatProtobuf {
 		obj := s.strategy.New()
@@ -58,20 +60,21 @@ func (s *scope) decodeObject(body []byte, format outputFormat, validation string
 		}
 		return obj, nil, nil
 	}
-	var tm typeMeta
-	if err := json.Unmarshal(body, &tm); err != nil {
-		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err))
-	}
-	if err := s.checkTypeMeta(tm, body); err != nil {
-		return nil, nil, err
-	}
 	if s.crv != nil {
-		// The CRD's schema prunes unknown fields (reporting them per fieldValidation) and applies defaults.
+		// The CRD's schema prunes unknown fields (reporting them per fieldValidation) and applies defaults;
+		// it checks apiVersion and kind with the messages of kube's unstructured decoder.
 		u, warnings, err := s.crv.DecodeBody(body, validation)
 		if err != nil {
 			return nil, nil, err
 		}
 		return u, warnings, nil
+	}
+	var tm typeMeta
+	if err := json.Unmarshal(body, &tm); err != nil {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err))
+	}
+	if err := s.checkTypeMeta(tm); err != nil {
+		return nil, nil, err
 	}
 	obj := s.strategy.New()
 	var strict []error
@@ -86,6 +89,7 @@ func (s *scope) decodeObject(body []byte, format outputFormat, validation string
 	if err != nil {
 		return nil, nil, s.cannotHandle(err)
 	}
+	obj.GetObjectKind().SetGroupVersionKind(s.objectGVK)
 	warnings, err := s.strictErrors(strict, validation)
 	if err != nil {
 		return nil, nil, err
@@ -93,18 +97,22 @@ func (s *scope) decodeObject(body []byte, format outputFormat, validation string
 	return obj, warnings, nil
 }
 
-// checkTypeMeta requires the body's apiVersion and kind to be the route's, with the messages of kube's
-// decoder.
-func (s *scope) checkTypeMeta(tm typeMeta, body []byte) error {
+// checkTypeMeta requires the body's apiVersion and kind, where given, to be the route's, with the
+// messages of kube's decoder. What the body leaves out is the route's, as kube's serializer defaults
+// it.
+func (s *scope) checkTypeMeta(tm typeMeta) error {
 	gvk := s.objectGVK
+	gv := gvk.GroupVersion().String()
+	if tm.APIVersion == "" {
+		tm.APIVersion = gv
+	}
+	if tm.Kind == "" {
+		tm.Kind = gvk.Kind
+	}
 	switch {
-	case tm.Kind == "":
-		return apierrors.NewBadRequest(fmt.Sprintf("Object 'Kind' is missing in '%s'", summarize(body)))
-	case tm.APIVersion == "":
-		return apierrors.NewBadRequest(fmt.Sprintf("Object 'apiVersion' is missing in '%s'", summarize(body)))
-	case tm.APIVersion != gvk.GroupVersion().String():
+	case tm.APIVersion != gv:
 		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
-			tm.APIVersion, gvk.GroupVersion().String()))
+			tm.APIVersion, gv))
 	case tm.Kind != gvk.Kind:
 		return apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s) of %s",
 			tm.Kind, gvk.Kind, s.resourcePath()))
@@ -131,16 +139,6 @@ func (s *scope) strictErrors(strict []error, validation string) ([]string, error
 		return nil, s.cannotHandle(fmt.Errorf("strict decoding error: %s", strings.Join(msgs, ", ")))
 	}
 	return msgs, nil
-}
-
-// summarize shortens a body for an error message, as kube does.
-func summarize(body []byte) string {
-	const max = 30
-	s := strings.TrimSpace(string(body))
-	if len(s) > max {
-		s = s[:max] + " ..."
-	}
-	return s
 }
 
 // addWarnings sends each message as a Warning header, the way kube reports warnings (kubectl prints

@@ -73,7 +73,7 @@ func (s *scope) decodeScale(body []byte, validation string) (*autoscalingv1.Scal
 	if err := json.Unmarshal(body, &tm); err != nil {
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err))
 	}
-	if err := s.checkTypeMeta(tm, body); err != nil {
+	if err := s.checkTypeMeta(tm); err != nil {
 		return nil, nil, err
 	}
 	scale := &autoscalingv1.Scale{}
