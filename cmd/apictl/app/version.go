@@ -13,15 +13,15 @@ func newVersionCmd(streams Streams) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "version [-o text|json|yaml]",
-		Short: "Print the version of apictl",
+		Short: "Print the version of apictl and of the Kubernetes API it serves",
 		Args:  noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			info := version.Get()
 			switch format {
 			case "text":
 				_, err := fmt.Fprintf(streams.Out,
-					"Version:    %s\nGit commit: %s\nTree state: %s\nBuild date: %s\nGo version: %s\nPlatform:   %s\n",
-					info.GitVersion, orUnknown(info.GitCommit), orUnknown(info.GitTreeState), orUnknown(info.BuildDate),
+					"Version:    %s\nKubernetes: %s (served as %s)\nGit commit: %s\nTree state: %s\nBuild date: %s\nGo version: %s\nPlatform:   %s\n",
+					info.Apictl(), info.Kubernetes(), info.GitVersion, orUnknown(info.GitCommit), orUnknown(info.GitTreeState), orUnknown(info.BuildDate),
 					info.GoVersion, info.Platform)
 				return err
 			case string(output.FormatJSON):
