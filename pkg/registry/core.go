@@ -212,6 +212,9 @@ func (namespaceRules) prepareCreate(obj runtime.Object) {
 	if len(ns.Spec.Finalizers) == 0 {
 		ns.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
 	}
+	// Again after decoding: a generated name was not known then. kube's strategy does the same in
+	// Canonicalize.
+	setNameLabel(ns)
 }
 
 func (namespaceRules) prepareUpdate(obj, old runtime.Object) {
@@ -219,6 +222,24 @@ func (namespaceRules) prepareUpdate(obj, old runtime.Object) {
 	ns.Status = oldNS.Status
 	// Finalizers are changed through /finalize only.
 	ns.Spec.Finalizers = oldNS.Spec.Finalizers
+	setNameLabel(ns)
+}
+
+// setDefaults labels a namespace with its name as it is decoded, as kube's defaulting does, so that
+// the label is the writer's in managedFields.
+func (namespaceRules) setDefaults(obj runtime.Object) {
+	if ns := obj.(*corev1.Namespace); ns.Name != "" {
+		setNameLabel(ns)
+	}
+}
+
+// setNameLabel sets kubernetes.io/metadata.name, which selectors such as a NetworkPolicy's
+// namespaceSelector rely on; the server owns it, so a write cannot change or remove it.
+func setNameLabel(ns *corev1.Namespace) {
+	if ns.Labels == nil {
+		ns.Labels = map[string]string{}
+	}
+	ns.Labels[corev1.LabelMetadataName] = ns.Name
 }
 
 func (namespaceRules) validate(obj runtime.Object) field.ErrorList {

@@ -75,6 +75,12 @@ type kindRules interface {
 	validateUpdate(obj, old runtime.Object) field.ErrorList
 }
 
+// defaulter is a kind with defaults that kube's decoder applies (its SetDefaults_ functions), before
+// managedFields are computed.
+type defaulter interface {
+	setDefaults(obj runtime.Object)
+}
+
 func newStrategy(gvr schema.GroupVersionResource, res *routes.Resource) (*Strategy, error) {
 	s := &Strategy{
 		Resource:  res,
@@ -116,6 +122,13 @@ func (s *Strategy) New() runtime.Object {
 		return u
 	}
 	return reflect.New(s.goType).Interface().(runtime.Object)
+}
+
+// Default applies the kind's decoding defaults to an object decoded from a request body.
+func (s *Strategy) Default(obj runtime.Object) {
+	if d, ok := s.rules.(defaulter); ok {
+		d.setDefaults(obj)
+	}
 }
 
 // PrepareForCreate sets what the server owns on a new object: uid, creation time, generation, kind

@@ -203,3 +203,18 @@ func TestTypeMetaFromTheRoute(t *testing.T) {
 		})
 	}
 }
+
+// TestNamespaceNameLabel pins kube's kubernetes.io/metadata.name label: set from the name (a generated
+// one too), owned by the writer in managedFields, and restored when an update drops or changes it.
+func TestNamespaceNameLabel(t *testing.T) {
+	a := start(t)
+	const label = `"labels":{"kubernetes.io/metadata.name":`
+	a.do("POST", "/api/v1/namespaces", `{"metadata":{"name":"named","labels":{"team":"a"}}}`).expect(t, 201,
+		`"labels":{"kubernetes.io/metadata.name":"named","team":"a"}`, `"f:labels":{".":{},"f:kubernetes.io/metadata.name":{},"f:team":{}}`)
+	generated := a.do("POST", "/api/v1/namespaces", `{"metadata":{"generateName":"gen-"}}`)
+	generated.expect(t, 201, label+`"gen-`)
+	a.do("PUT", "/api/v1/namespaces/named", `{"metadata":{"name":"named","labels":{"kubernetes.io/metadata.name":"other"}}}`).expect(t, 200,
+		`"labels":{"kubernetes.io/metadata.name":"named"}`)
+	a.do("PATCH", "/api/v1/namespaces/named", `{"metadata":{"labels":null}}`, "Content-Type: application/merge-patch+json").expect(t, 200,
+		`"labels":{"kubernetes.io/metadata.name":"named"}`)
+}

@@ -58,6 +58,7 @@ func (s *scope) decodeObject(body []byte, format outputFormat, validation string
 		if err := s.api.protobuf.decode(body, obj, s); err != nil {
 			return nil, nil, err
 		}
+		s.setDefaults(obj)
 		return obj, nil, nil
 	}
 	if s.crv != nil {
@@ -90,11 +91,20 @@ func (s *scope) decodeObject(body []byte, format outputFormat, validation string
 		return nil, nil, s.cannotHandle(err)
 	}
 	obj.GetObjectKind().SetGroupVersionKind(s.objectGVK)
+	s.setDefaults(obj)
 	warnings, err := s.strictErrors(strict, validation)
 	if err != nil {
 		return nil, nil, err
 	}
 	return obj, warnings, nil
+}
+
+// setDefaults applies the kind's decoding defaults to a decoded object of the resource itself; a
+// subresource's write keeps what it does not own from the stored object.
+func (s *scope) setDefaults(obj runtime.Object) {
+	if s.sub == nil {
+		s.strategy.Default(obj)
+	}
 }
 
 // checkTypeMeta requires the body's apiVersion and kind, where given, to be the route's, with the
