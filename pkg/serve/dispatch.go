@@ -34,7 +34,7 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case m.Route == nil && m.PathFound:
 		w.Header().Set("Allow", m.Allow)
-		status.Write(w, &metav1.Status{
+		status.Write(w, r, &metav1.Status{
 			Status:  metav1.StatusFailure,
 			Message: fmt.Sprintf("the server does not allow this method on the requested resource (%s %s)", r.Method, r.URL.Path),
 			Reason:  metav1.StatusReasonMethodNotAllowed,
@@ -51,7 +51,7 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		serve(w, r, &m)
 	case d.resources == nil:
-		status.Write(w, &metav1.Status{
+		status.Write(w, r, &metav1.Status{
 			Status: metav1.StatusFailure, Message: "this server has no storage for resources",
 			Reason: metav1.StatusReasonServiceUnavailable, Details: &metav1.StatusDetails{}, Code: http.StatusServiceUnavailable,
 		})
@@ -61,8 +61,8 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // NotFound is kube's answer for a path it does not serve.
-func NotFound(w http.ResponseWriter, _ *http.Request) {
-	status.Write(w, &metav1.Status{
+func NotFound(w http.ResponseWriter, r *http.Request) {
+	status.Write(w, r, &metav1.Status{
 		Status:  metav1.StatusFailure,
 		Message: "the server could not find the requested resource",
 		Reason:  metav1.StatusReasonNotFound,

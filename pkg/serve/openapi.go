@@ -57,17 +57,17 @@ func newOpenAPIDocs(t routes.Table, api *routes.API, version string) *openAPIDoc
 	})}
 }
 
-func (o *openAPIDocs) get(w http.ResponseWriter) (*openAPIBytes, bool) {
+func (o *openAPIDocs) get(w http.ResponseWriter, r *http.Request) (*openAPIBytes, bool) {
 	docs, err := o.build()
 	if err != nil {
-		status.WriteError(w, err)
+		status.WriteError(w, r, err)
 		return nil, false
 	}
 	return docs, true
 }
 
 func (o *openAPIDocs) serveV2(w http.ResponseWriter, r *http.Request, _ *routes.Match) {
-	docs, ok := o.get(w)
+	docs, ok := o.get(w, r)
 	if !ok {
 		return
 	}
@@ -77,7 +77,7 @@ func (o *openAPIDocs) serveV2(w http.ResponseWriter, r *http.Request, _ *routes.
 // serveV3 serves the index at /openapi/v3 and a document at /openapi/v3/<key>. A request whose ?hash=
 // is current is cached for good; an outdated hash is redirected to the current one, as kube does.
 func (o *openAPIDocs) serveV3(w http.ResponseWriter, r *http.Request, m *routes.Match) {
-	docs, ok := o.get(w)
+	docs, ok := o.get(w, r)
 	if !ok {
 		return
 	}

@@ -23,7 +23,7 @@ func WithAuthentication(a auth.Authenticator, log *slog.Logger) func(http.Handle
 				if err != nil {
 					log.Debug("unable to authenticate the request", "path", r.URL.Path, "err", err)
 				}
-				status.Write(w, status.Unauthorized())
+				status.Write(w, r, status.Unauthorized())
 				return
 			}
 			r.Header.Del("Authorization")
@@ -49,7 +49,7 @@ func WithAuthorization(a auth.Authorizer, log *slog.Logger) func(http.Handler) h
 			}
 			if err != nil {
 				log.Error("authorization failed", "path", r.URL.Path, "err", err)
-				status.WriteError(w, apierrors.NewInternalError(err))
+				status.WriteError(w, r, apierrors.NewInternalError(err))
 				return
 			}
 			msg := auth.ForbiddenMessage(u, info)
@@ -57,7 +57,7 @@ func WithAuthorization(a auth.Authorizer, log *slog.Logger) func(http.Handler) h
 				msg += ": " + reason
 			}
 			gr := schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}
-			status.WriteError(w, apierrors.NewForbidden(gr, info.Name, forbiddenError(msg)))
+			status.WriteError(w, r, apierrors.NewForbidden(gr, info.Name, forbiddenError(msg)))
 		})
 	}
 }
@@ -77,7 +77,7 @@ func WithMaxRequestBody(limit int64) func(http.Handler) http.Handler {
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > limit {
-				status.WriteError(w, RequestEntityTooLarge(limit))
+				status.WriteError(w, r, RequestEntityTooLarge(limit))
 				return
 			}
 			if r.Body != nil && r.Body != http.NoBody {

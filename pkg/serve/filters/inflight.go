@@ -57,7 +57,7 @@ func WithMaxInFlightLimit(readOnly, mutating int, m *Metrics) func(http.Handler)
 				next.ServeHTTP(w, r)
 			default:
 				s := apierrors.NewTooManyRequests(tooManyRequestsMessage, 1).Status()
-				status.WriteWithRetryAfter(w, &s, 1)
+				status.WriteWithRetryAfter(w, r, &s, 1)
 			}
 		})
 	}

@@ -36,7 +36,7 @@ func WithTimeout(requestTimeout time.Duration) func(http.Handler) http.Handler {
 				if q := r.URL.Query().Get("timeout"); q != "" {
 					d, err := time.ParseDuration(q)
 					if err != nil {
-						status.WriteError(w, apierrors.NewBadRequest("invalid timeout specified in the request URL"))
+						status.WriteError(w, r, apierrors.NewBadRequest("invalid timeout specified in the request URL"))
 						return
 					}
 					if d > 0 && d < timeout {
@@ -46,7 +46,7 @@ func WithTimeout(requestTimeout time.Duration) func(http.Handler) http.Handler {
 			}
 			ctx, cancel := context.WithTimeout(r.Context(), timeout)
 			defer cancel()
-			tw := &timeoutWriter{w: w}
+			tw := &timeoutWriter{w: w, r: r}
 			fired := make(chan struct{})
 			stop := context.AfterFunc(ctx, func() {
 				defer close(fired)
@@ -85,6 +85,7 @@ func timeoutStatus() *metav1.Status {
 // shares a map with it.
 type timeoutWriter struct {
 	w      http.ResponseWriter
+	r      *http.Request // to answer the 504 in the format the request asked for
 	header http.Header
 
 	mu          sync.Mutex
@@ -153,7 +154,7 @@ func (tw *timeoutWriter) timeout() bool {
 	}
 	tw.timedOut = true
 	tw.wroteHeader = true
-	status.Write(tw.w, timeoutStatus())
+	status.Write(tw.w, tw.r, timeoutStatus())
 	// The handler still holds the request: push the answer out now rather than when it returns.
 	if f, ok := tw.w.(http.Flusher); ok {
 		f.Flush()

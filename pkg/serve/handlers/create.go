@@ -28,12 +28,12 @@ func (s *scope) create(w http.ResponseWriter, r *http.Request, p routes.Params) 
 	}
 	obj, warnings, err := s.decodeObject(req.body, req.bodyFormat, req.opts.fieldValidation)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	body, err := s.createObject(r, obj, p.Namespace, req.opts)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	addWarnings(w, warnings)

@@ -173,17 +173,17 @@ type write struct {
 func (s *scope) readWrite(w http.ResponseWriter, r *http.Request, optionsKind, name string) (*write, bool) {
 	out, err := negotiateOutput(r.Header.Get("Accept"), false)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return nil, false
 	}
 	opts, err := parseWriteOptions(r.URL.Query(), optionsKind)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return nil, false
 	}
 	body, format, err := readBody(r)
 	if err != nil {
-		writeError(w, apiError(err, s.gr, name))
+		writeError(w, r, apiError(err, s.gr, name))
 		return nil, false
 	}
 	return &write{out: out, opts: opts, body: body, bodyFormat: format}, true

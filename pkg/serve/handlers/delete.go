@@ -106,12 +106,12 @@ var errGraceful = errors.New("object has finalizers")
 func (s *scope) delete(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	opts, err := parseDeleteOptions(r)
 	if err != nil {
-		writeError(w, apiError(err, s.gr, p.Name))
+		writeError(w, r, apiError(err, s.gr, p.Name))
 		return
 	}
 	body, code, err := s.deleteObject(r, p.Namespace, p.Name, opts)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	writeJSON(w, r, code, formatJSON, body)
@@ -258,7 +258,7 @@ func checkPreconditions(p *metav1.Preconditions, uid types.UID, rev int64) error
 func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	opts, err := parseDeleteOptions(r)
 	if err != nil {
-		writeError(w, apiError(err, s.gr, ""))
+		writeError(w, r, apiError(err, s.gr, ""))
 		return
 	}
 	list, err := parseListOptions(r.URL.Query())
@@ -266,12 +266,12 @@ func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p route
 		err = s.checkFieldSelector(list.fields)
 	}
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	res, err := s.store.List(r.Context(), s.prefix(p.Namespace), storage.ListOptions{Filter: s.filter(list.labels, list.fields)})
 	if err != nil {
-		writeError(w, apiError(err, s.gr, ""))
+		writeError(w, r, apiError(err, s.gr, ""))
 		return
 	}
 	for _, kv := range res.Items {
@@ -279,11 +279,11 @@ func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p route
 			Metadata struct{ Name, Namespace string } `json:"metadata"`
 		}
 		if err := json.Unmarshal(kv.Value, &m); err != nil {
-			writeError(w, apierrors.NewInternalError(err))
+			writeError(w, r, apierrors.NewInternalError(err))
 			return
 		}
 		if _, _, err := s.deleteObject(r, m.Metadata.Namespace, m.Metadata.Name, opts); err != nil && !apierrors.IsNotFound(err) {
-			writeError(w, err)
+			writeError(w, r, err)
 			return
 		}
 	}

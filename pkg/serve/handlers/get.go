@@ -32,7 +32,7 @@ func (s *scope) get(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		body, err = respond(kv)
 	}
 	if err != nil {
-		writeError(w, apiError(err, s.gr, p.Name))
+		writeError(w, r, apiError(err, s.gr, p.Name))
 		return
 	}
 	writeJSON(w, r, http.StatusOK, out.format, body)
@@ -43,12 +43,12 @@ func (s *scope) get(w http.ResponseWriter, r *http.Request, p routes.Params) {
 func (s *scope) getStored(w http.ResponseWriter, r *http.Request, p routes.Params, tables bool) (output, storage.KeyValue, bool) {
 	out, err := negotiateOutput(r.Header.Get("Accept"), tables)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return out, storage.KeyValue{}, false
 	}
 	kv, err := s.store.Get(r.Context(), s.key(p.Namespace, p.Name), storage.GetOptions{ResourceVersion: r.URL.Query().Get("resourceVersion")})
 	if err != nil {
-		writeError(w, apiError(err, s.gr, p.Name))
+		writeError(w, r, apiError(err, s.gr, p.Name))
 		return out, kv, false
 	}
 	return out, kv, true
@@ -62,7 +62,7 @@ var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	out, err := negotiateOutput(r.Header.Get("Accept"), s.table != nil)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	opts, err := parseListOptions(r.URL.Query())
@@ -70,7 +70,7 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		err = s.checkFieldSelector(opts.fields)
 	}
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	res, err := s.store.List(r.Context(), s.prefix(p.Namespace), storage.ListOptions{
@@ -81,13 +81,13 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		Filter:               s.filter(opts.labels, opts.fields),
 	})
 	if err != nil {
-		writeError(w, apiError(err, s.gr, ""))
+		writeError(w, r, apiError(err, s.gr, ""))
 		return
 	}
 	if out.format == formatTable {
 		body, err := s.tableOf(r, out, res.Items, res)
 		if err != nil {
-			writeError(w, apiError(err, s.gr, ""))
+			writeError(w, r, apiError(err, s.gr, ""))
 			return
 		}
 		writeJSON(w, r, http.StatusOK, out.format, body)
@@ -99,7 +99,7 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		bufferPool.Put(buf)
 	}()
 	if err := s.writeList(buf, res); err != nil {
-		writeError(w, apiError(err, s.gr, ""))
+		writeError(w, r, apiError(err, s.gr, ""))
 		return
 	}
 	writeJSON(w, r, http.StatusOK, out.format, buf.Bytes())

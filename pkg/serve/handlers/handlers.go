@@ -197,7 +197,7 @@ func (s *scope) resourcePath() string {
 func (a *API) ServeResource(w http.ResponseWriter, r *http.Request, route *routes.Route, p routes.Params) {
 	s, ok := a.scopes[scopeKey{route.Group, route.Version, route.Resource, route.Subresource}]
 	if !ok {
-		writeError(w, apierrors.NewNotFound(schema.GroupResource{Group: route.Group, Resource: route.Resource}, p.Name))
+		writeError(w, r, apierrors.NewNotFound(schema.GroupResource{Group: route.Group, Resource: route.Resource}, p.Name))
 		return
 	}
 	switch route.Action {
@@ -224,9 +224,9 @@ func (a *API) ServeResource(w http.ResponseWriter, r *http.Request, route *route
 	case routes.ActionDeleteCollection:
 		s.deleteCollection(w, r, p)
 	default:
-		writeError(w, apierrors.NewMethodNotSupported(s.gr, string(route.Action)))
+		writeError(w, r, apierrors.NewMethodNotSupported(s.gr, string(route.Action)))
 	}
 }
 
 // writeError sends err as a Status.
-func writeError(w http.ResponseWriter, err error) { status.WriteError(w, err) }
+func writeError(w http.ResponseWriter, r *http.Request, err error) { status.WriteError(w, r, err) }

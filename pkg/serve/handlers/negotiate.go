@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/apictl/apictl/pkg/serve/request"
+	"github.com/apictl/apictl/pkg/serve/status"
 )
 
 // outputFormat is a response encoding the client accepts.
@@ -83,19 +83,19 @@ func negotiateOutput(accept string, tables bool) (output, error) {
 	return output{}, notAcceptable()
 }
 
-// writeJSON sends body, a JSON document, in the negotiated format: as it is, indented with
-// ?pretty=true, or converted to YAML.
+// writeJSON sends body, a JSON document, in the negotiated format: as it is, indented for ?pretty=true
+// and for people's user agents (status.Pretty), or converted to YAML.
 func writeJSON(w http.ResponseWriter, r *http.Request, code int, format outputFormat, body []byte) {
 	contentType := mediaJSON
 	switch {
 	case format == formatYAML:
 		y, err := yaml.JSONToYAML(body)
 		if err != nil {
-			writeError(w, apierrors.NewInternalError(fmt.Errorf("converting the response to YAML: %w", err)))
+			writeError(w, r, apierrors.NewInternalError(fmt.Errorf("converting the response to YAML: %w", err)))
 			return
 		}
 		body, contentType = y, mediaYAML
-	case r.URL.RawQuery != "" && request.QueryBool(r.URL.Query().Get("pretty")):
+	case status.Pretty(r):
 		var b bytes.Buffer
 		if err := json.Indent(&b, body, "", "  "); err == nil {
 			b.WriteByte('\n')

@@ -27,17 +27,17 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	target := s.patchTarget()
 	typ, err := s.api.patcher.ParseType(target, r.Header.Get("Content-Type"))
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	out, err := negotiateOutput(r.Header.Get("Accept"), false)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeError(w, apiError(err, s.gr, p.Name))
+		writeError(w, r, apiError(err, s.gr, p.Name))
 		return
 	}
 	q := r.URL.Query()
@@ -59,7 +59,7 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 			return res.Object.(*autoscalingv1.Scale), nil
 		})
 		if err != nil {
-			writeError(w, err)
+			writeError(w, r, err)
 			return
 		}
 		addWarnings(w, warnings)
@@ -100,12 +100,12 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		return
 	}
 	if err != nil {
-		writeError(w, apiError(err, s.gr, p.Name))
+		writeError(w, r, apiError(err, s.gr, p.Name))
 		return
 	}
 	body, err = respond(kv)
 	if err != nil {
-		writeError(w, apiError(err, s.gr, p.Name))
+		writeError(w, r, apiError(err, s.gr, p.Name))
 		return
 	}
 	addWarnings(w, warnings)
@@ -120,17 +120,17 @@ func (s *scope) createOnPatch(w http.ResponseWriter, r *http.Request, p routes.P
 		err = apierrors.NewNotFound(s.gr, p.Name)
 	}
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	obj, warnings, err := s.afterPatch(res, req.Type, req.Options.FieldValidation)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	body, err := s.createObject(r, obj, p.Namespace, &writeOptions{dryRun: dryRun, managed: true})
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	addWarnings(w, append(res.Warnings, warnings...))

@@ -41,7 +41,7 @@ func (s *scope) getScale(w http.ResponseWriter, r *http.Request, p routes.Params
 			return
 		}
 	}
-	writeError(w, apiError(err, s.gr, p.Name))
+	writeError(w, r, apiError(err, s.gr, p.Name))
 }
 
 func (s *scope) updateScale(w http.ResponseWriter, r *http.Request, p routes.Params) {
@@ -50,17 +50,17 @@ func (s *scope) updateScale(w http.ResponseWriter, r *http.Request, p routes.Par
 		return
 	}
 	if req.bodyFormat == formatProtobuf {
-		writeError(w, unsupportedMediaType(mediaJSON, mediaYAML))
+		writeError(w, r, unsupportedMediaType(mediaJSON, mediaYAML))
 		return
 	}
 	scale, warnings, err := s.decodeScale(req.body, req.opts.fieldValidation)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	result, err := s.applyScale(r, p, req.opts, func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return scale, nil })
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	addWarnings(w, warnings)
@@ -140,7 +140,7 @@ func (s *scope) writeScale(w http.ResponseWriter, r *http.Request, out output, c
 	scale.APIVersion, scale.Kind = autoscalingv1.SchemeGroupVersion.String(), "Scale"
 	body, err := json.Marshal(scale)
 	if err != nil {
-		writeError(w, apierrors.NewInternalError(err))
+		writeError(w, r, apierrors.NewInternalError(err))
 		return
 	}
 	writeJSON(w, r, code, out.format, body)

@@ -29,12 +29,12 @@ func (s *scope) update(w http.ResponseWriter, r *http.Request, p routes.Params) 
 	}
 	obj, warnings, err := s.decodeObject(req.body, req.bodyFormat, req.opts.fieldValidation)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	body, code, err := s.updateObject(r, obj, p, req.opts)
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	addWarnings(w, warnings)

@@ -67,7 +67,7 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 		}
 	}
 	if err != nil {
-		writeError(w, err)
+		writeError(w, r, err)
 		return
 	}
 	timeout := opts.timeout
@@ -79,7 +79,7 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 	defer cancel()
 	source, ok := s.store.(eventSource)
 	if !ok {
-		writeError(w, apierrors.NewInternalError(fmt.Errorf("%s has no watch cache to watch", s.resourcePath())))
+		writeError(w, r, apierrors.NewInternalError(fmt.Errorf("%s has no watch cache to watch", s.resourcePath())))
 		return
 	}
 	sendInitial := opts.sendInitialEvents != nil && *opts.sendInitialEvents
@@ -89,7 +89,7 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 		Filter:            s.filter(opts.labels, opts.fields),
 	})
 	if err != nil {
-		writeError(w, apiError(err, s.gr, name))
+		writeError(w, r, apiError(err, s.gr, name))
 		return
 	}
 	ew := newEventWriter(w, s, table)

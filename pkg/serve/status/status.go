@@ -7,21 +7,39 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Write sends s as JSON with its code as the HTTP status. kind and apiVersion are always set.
-func Write(w http.ResponseWriter, s *metav1.Status) {
+// Write sends s as JSON with its code as the HTTP status, indented when r asks for it (Pretty). kind
+// and apiVersion are always set.
+func Write(w http.ResponseWriter, r *http.Request, s *metav1.Status) {
 	s.Kind, s.APIVersion = "Status", "v1"
-	writeJSON(w, int(s.Code), s)
+	writeJSON(w, int(s.Code), Pretty(r), s)
 }
 
 // WriteError sends err as a Status: an apimachinery StatusError as it is, anything else as a 500
 // InternalError whose message is the error's.
-func WriteError(w http.ResponseWriter, err error) {
-	Write(w, FromError(err))
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	Write(w, r, FromError(err))
+}
+
+// Pretty reports whether a response to r is indented JSON, as kube decides: ?pretty when given, else
+// for the user agents of people (curl, Wget and browsers); clients and kubectl get compact JSON.
+func Pretty(r *http.Request) bool {
+	if r == nil {
+		return false
+	}
+	if r.URL.RawQuery != "" {
+		if p := r.URL.Query().Get("pretty"); p != "" {
+			pretty, _ := strconv.ParseBool(p)
+			return pretty
+		}
+	}
+	ua := r.Header.Get("User-Agent")
+	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/5.0")
 }
 
 // FromError returns the Status for err.
@@ -39,9 +57,9 @@ func FromError(err error) *metav1.Status {
 }
 
 // WriteWithRetryAfter sends s with a Retry-After header, which client-go honours on 429 and 5xx.
-func WriteWithRetryAfter(w http.ResponseWriter, s *metav1.Status, seconds int) {
+func WriteWithRetryAfter(w http.ResponseWriter, r *http.Request, s *metav1.Status, seconds int) {
 	w.Header().Set("Retry-After", strconv.Itoa(seconds))
-	Write(w, s)
+	Write(w, r, s)
 }
 
 // Unauthorized is kube's 401 body.
@@ -49,8 +67,14 @@ func Unauthorized() *metav1.Status {
 	return &metav1.Status{Status: metav1.StatusFailure, Message: "Unauthorized", Reason: metav1.StatusReasonUnauthorized, Code: http.StatusUnauthorized}
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	body, err := json.Marshal(v)
+func writeJSON(w http.ResponseWriter, code int, pretty bool, v any) {
+	var body []byte
+	var err error
+	if pretty {
+		body, err = json.MarshalIndent(v, "", "  ")
+	} else {
+		body, err = json.Marshal(v)
+	}
 	if err != nil {
 		// A Status always marshals; this guards against a future field that does not.
 		http.Error(w, "internal error encoding a Status", http.StatusInternalServerError)
