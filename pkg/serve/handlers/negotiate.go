@@ -97,8 +97,8 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, format outputFo
 		body, contentType = y, mediaYAML
 	case status.Pretty(r):
 		var b bytes.Buffer
-		if err := json.Indent(&b, body, "", "  "); err == nil {
-			b.WriteByte('\n')
+		// Like kube's encoder: indented without the newline that ends compact JSON.
+		if err := json.Indent(&b, bytes.TrimRight(body, "\n"), "", "  "); err == nil {
 			body = b.Bytes()
 		}
 	}

@@ -70,10 +70,11 @@ func Unauthorized() *metav1.Status {
 func writeJSON(w http.ResponseWriter, code int, pretty bool, v any) {
 	var body []byte
 	var err error
+	// kube's encoder ends compact JSON with a newline and indented JSON without one.
 	if pretty {
 		body, err = json.MarshalIndent(v, "", "  ")
-	} else {
-		body, err = json.Marshal(v)
+	} else if body, err = json.Marshal(v); err == nil {
+		body = append(body, '\n')
 	}
 	if err != nil {
 		// A Status always marshals; this guards against a future field that does not.
@@ -85,5 +86,5 @@ func writeJSON(w http.ResponseWriter, code int, pretty bool, v any) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(code)
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(body)
 }

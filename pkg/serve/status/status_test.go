@@ -69,7 +69,7 @@ func TestPretty(t *testing.T) {
 	r := httptest.NewRequest("GET", "/api", nil)
 	r.Header.Set("User-Agent", "curl/8.5.0")
 	Write(w, r, Unauthorized())
-	want := "{\n  \"kind\": \"Status\",\n  \"apiVersion\": \"v1\",\n  \"metadata\": {},\n  \"status\": \"Failure\",\n  \"message\": \"Unauthorized\",\n  \"reason\": \"Unauthorized\",\n  \"code\": 401\n}\n"
+	want := "{\n  \"kind\": \"Status\",\n  \"apiVersion\": \"v1\",\n  \"metadata\": {},\n  \"status\": \"Failure\",\n  \"message\": \"Unauthorized\",\n  \"reason\": \"Unauthorized\",\n  \"code\": 401\n}"
 	if w.Body.String() != want {
 		t.Errorf("a Status for curl:\n%s\nwant:\n%s", w.Body, want)
 	}
