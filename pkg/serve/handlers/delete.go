@@ -202,7 +202,7 @@ func (s *scope) markDeleted(ctx context.Context, key string) (storage.KeyValue, 
 		return kv, err
 	}
 	if s.gr == corev1.Resource("namespaces") {
-		s.api.recentlyDeleted.Store(name, now.Time)
+		s.api.recentlyDeleted.add(name, now.Time)
 		s.api.notifyNamespaceChanged()
 	}
 	return kv, nil

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -59,9 +58,9 @@ type API struct {
 	namespaces *scope
 	// wake tells the namespace controller that a namespace began terminating.
 	wake chan struct{}
-	// recentlyDeleted holds, for namespaceLiveLookupTTL, each namespace this server began deleting
-	// (name to time.Time), so that creates into it check it with a consistent read (checkNamespace).
-	recentlyDeleted sync.Map
+	// recentlyDeleted holds, for namespaceLiveLookupTTL, the namespaces this server began deleting, so
+	// that creates into them check with a consistent read (checkNamespace).
+	recentlyDeleted *recentSet
 	// protobuf decodes the protobuf bodies kubectl's typed clients send.
 	protobuf *protobufDecoder
 	// patcher applies patches and keeps managedFields on every write.
@@ -81,7 +80,8 @@ func New(cfg Config) (*API, error) {
 	if cfg.MinRequestTimeout <= 0 {
 		cfg.MinRequestTimeout = 1800 * time.Second
 	}
-	a := &API{cfg: cfg, scopes: map[scopeKey]*scope{}, wake: make(chan struct{}, 1)}
+	a := &API{cfg: cfg, scopes: map[scopeKey]*scope{}, wake: make(chan struct{}, 1),
+		recentlyDeleted: newRecentSet(namespaceLiveLookupTTL, recentlyDeletedMax)}
 	var err error
 	if a.protobuf, err = newProtobufDecoder(); err != nil {
 		return nil, err

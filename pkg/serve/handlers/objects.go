@@ -122,20 +122,16 @@ func (a *API) checkNamespace(ctx context.Context, gr schema.GroupResource, name,
 }
 
 // namespaceLiveLookupTTL is how long creates into a namespace this server began deleting skip the
-// watch cache: kube's NamespaceLifecycle admission uses the same 30 seconds.
-const namespaceLiveLookupTTL = 30 * time.Second
+// watch cache, and recentlyDeletedMax how many such namespaces it remembers: kube's NamespaceLifecycle
+// admission uses the same 30 seconds and 4,096 entries.
+const (
+	namespaceLiveLookupTTL = 30 * time.Second
+	recentlyDeletedMax     = 4096
+)
 
 // deletedLately says whether this server began deleting the namespace within namespaceLiveLookupTTL.
 func (a *API) deletedLately(namespace string) bool {
-	v, ok := a.recentlyDeleted.Load(namespace)
-	if !ok {
-		return false
-	}
-	if a.cfg.Now().Sub(v.(time.Time)) < namespaceLiveLookupTTL {
-		return true
-	}
-	a.recentlyDeleted.CompareAndDelete(namespace, v)
-	return false
+	return a.recentlyDeleted.has(namespace, a.cfg.Now())
 }
 
 // mayBeTerminating is a quick look at a stored namespace for a deletionTimestamp, so that the common
