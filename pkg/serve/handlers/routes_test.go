@@ -26,7 +26,8 @@ var probeObjects = map[string]string{
 }
 
 // TestEveryRouteAnswers sends a request to every route `apictl routes` prints for the built-in API
-// plus a CRD, and requires an answer other than 404: what the table says is what the server serves.
+// plus a CRD, and requires the status and content type a working route answers with: what the table
+// says is what the server serves.
 func TestEveryRouteAnswers(t *testing.T) {
 	a := start(t)
 	api, err := routes.LoadAPI([]string{"testdata/widgets.yaml"}, nil)
@@ -63,6 +64,29 @@ func TestEveryRouteAnswers(t *testing.T) {
 	a.do("GET", "/not/a/path", "").expect(t, 404, `"kind":"Status"`, `"reason":"NotFound"`)
 }
 
+// routeAnswers is what a working route answers a well-formed request with: status and content type.
+var routeAnswers = map[routes.Action]struct {
+	code        int
+	contentType string
+}{
+	routes.ActionGet: {200, "application/json"}, routes.ActionList: {200, "application/json"},
+	routes.ActionPost: {201, "application/json"}, routes.ActionPut: {200, "application/json"},
+	routes.ActionPatch: {200, "application/json"}, routes.ActionDelete: {200, "application/json"},
+	routes.ActionDeleteCollection: {200, "application/json"},
+	routes.ActionWatch:            {200, "application/json"}, routes.ActionWatchList: {200, "application/json"},
+}
+
+// endpointContentTypes are the content types of the non-resource endpoints, as kube serves them.
+var endpointContentTypes = map[routes.Endpoint]string{
+	routes.EndpointIndex: "application/json", routes.EndpointAPIVersions: "application/json",
+	routes.EndpointAPIGroupList: "application/json", routes.EndpointAPIGroup: "application/json",
+	routes.EndpointAPIResourceList: "application/json", routes.EndpointVersion: "application/json",
+	routes.EndpointHealthz: "text/plain; charset=utf-8", routes.EndpointLivez: "text/plain; charset=utf-8",
+	routes.EndpointReadyz: "text/plain; charset=utf-8", routes.EndpointMetrics: "text/plain; version=0.0.4; charset=utf-8; escaping=underscores",
+	routes.EndpointOpenAPIV2: "application/json", routes.EndpointOpenAPIV3: "application/json",
+	routes.EndpointProfiling: "application/octet-stream",
+}
+
 func checkRoute(t *testing.T, a *api, r routes.Route) {
 	t.Helper()
 	path := strings.NewReplacer("{namespace}", "default", "{name}", "probe").Replace(r.Path)
@@ -73,33 +97,44 @@ func checkRoute(t *testing.T, a *api, r routes.Route) {
 		}[r.Endpoint]
 		path = strings.TrimSuffix(path, "{path:*}") + sub
 	}
+	want, ok := routeAnswers[r.Action]
+	if r.Endpoint != "" {
+		want.code, want.contentType, ok = 200, endpointContentTypes[r.Endpoint], endpointContentTypes[r.Endpoint] != ""
+		if r.Endpoint == routes.EndpointProfiling && !strings.HasSuffix(path, "/heap") {
+			want.contentType = "text/html; charset=utf-8" // the index of profiles, Go's net/http/pprof page
+		}
+	}
+	if !ok {
+		t.Errorf("%s %s (%s %s): the test does not know what this route answers", r.Method, path, r.Action, r.Endpoint)
+		return
+	}
+	var got response
 	if r.LongRunning {
 		// A watch answers with its headers at once; the stream itself is not this test's business.
-		req, _ := http.NewRequest(r.Method, a.InsecureURL+path, nil)
+		req, _ := http.NewRequest(r.Method, a.InsecureURL+path+"?timeoutSeconds=1", nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatalf("%s %s: %v", r.Method, path, err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode == http.StatusNotFound {
-			t.Errorf("%s %s (%s) answered 404", r.Method, path, r.Action)
+		got = response{code: resp.StatusCode, header: resp.Header}
+	} else {
+		body, headers := "", []string(nil)
+		switch r.Method {
+		case http.MethodPost:
+			body = fmt.Sprintf(probeObjects[r.Resource], "probe-posted")
+		case http.MethodPut:
+			body = a.do("GET", strings.TrimSuffix(strings.TrimSuffix(path, "/status"), "/finalize"), "").body
+			if r.Subresource == "scale" {
+				body = a.do("GET", path, "").body
+			}
+		case http.MethodPatch:
+			body, headers = `{}`, []string{"Content-Type: application/merge-patch+json"}
 		}
-		return
+		got = a.do(r.Method, path, body, headers...)
 	}
-	body, headers := "", []string(nil)
-	switch r.Method {
-	case http.MethodPost:
-		body = fmt.Sprintf(probeObjects[r.Resource], "probe-posted")
-	case http.MethodPut:
-		body = a.do("GET", strings.TrimSuffix(strings.TrimSuffix(path, "/status"), "/finalize"), "").body
-		if r.Subresource == "scale" {
-			body = a.do("GET", path, "").body
-		}
-	case http.MethodPatch:
-		body, headers = `{}`, []string{"Content-Type: application/merge-patch+json"}
-	}
-	got := a.do(r.Method, path, body, headers...)
-	if got.code == http.StatusNotFound {
-		t.Errorf("%s %s (%s %s) answered 404: %s", r.Method, path, r.Action, r.Endpoint, got.body)
+	if got.code != want.code || got.header.Get("Content-Type") != want.contentType {
+		t.Errorf("%s %s (%s %s) answered %d %q, want %d %q: %.300s", r.Method, path, r.Action, r.Endpoint,
+			got.code, got.header.Get("Content-Type"), want.code, want.contentType, got.body)
 	}
 }
