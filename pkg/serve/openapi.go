@@ -7,6 +7,10 @@ import (
 	"net/http"
 	"sync"
 
+	openapiv2 "github.com/google/gnostic-models/openapiv2"
+	"github.com/munnerz/goautoneg"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/routes/openapi"
 	"github.com/apictl/apictl/pkg/serve/status"
@@ -21,6 +25,8 @@ type openAPIDocs struct {
 type openAPIBytes struct {
 	v2     []byte
 	v2ETag string
+	// v2Proto is v2 as protobuf, which kubectl and helm ask for first; built on first use.
+	v2Proto func() ([]byte, error)
 	index  []byte
 	v3     map[string][]byte
 	v3Hash map[string]string
@@ -38,6 +44,7 @@ func newOpenAPIDocs(t routes.Table, api *routes.API, version string) *openAPIDoc
 			return nil, fmt.Errorf("encoding OpenAPI v2: %w", err)
 		}
 		out.v2ETag = fmt.Sprintf("%q", fmt.Sprintf("%X", sha512.Sum512(out.v2)))
+		out.v2Proto = sync.OnceValues(func() ([]byte, error) { return v2ToProto(out.v2) })
 		v3, err := openapi.BuildV3(t, api, opts)
 		if err != nil {
 			return nil, fmt.Errorf("building OpenAPI v3: %w", err)
@@ -66,12 +73,56 @@ func (o *openAPIDocs) get(w http.ResponseWriter, r *http.Request) (*openAPIBytes
 	return docs, true
 }
 
+// v2ToProto encodes OpenAPI v2 as gnostic's protobuf document, as kube-openapi does.
+func v2ToProto(v2 []byte) ([]byte, error) {
+	doc, err := openapiv2.ParseDocument(v2)
+	if err != nil {
+		return nil, fmt.Errorf("reading OpenAPI v2 for protobuf: %w", err)
+	}
+	return proto.Marshal(doc)
+}
+
+// openAPIV2Formats are what /openapi/v2 serves, in kube-openapi's order, with the media type each
+// answers with (the @ spelling is an older name of the protobuf type).
+var openAPIV2Formats = []struct {
+	subType, contentType string
+	proto                bool
+}{
+	{"json", "application/json", false},
+	{"com.github.proto-openapi.spec.v2@v1.0+protobuf", "application/com.github.proto-openapi.spec.v2.v1.0+protobuf", true},
+	{"com.github.proto-openapi.spec.v2.v1.0+protobuf", "application/com.github.proto-openapi.spec.v2.v1.0+protobuf", true},
+}
+
+// serveV2 serves OpenAPI v2 as JSON or protobuf, negotiated as kube-openapi does: the Accept clauses
+// by quality, the first format a clause matches, and a bare 406 when none does.
 func (o *openAPIDocs) serveV2(w http.ResponseWriter, r *http.Request, _ *routes.Match) {
 	docs, ok := o.get(w, r)
 	if !ok {
 		return
 	}
-	serveCached(w, r, docs.v2, docs.v2ETag, false)
+	accept := r.Header.Get("Accept")
+	if accept == "" {
+		accept = "*/*"
+	}
+	w.Header().Add("Vary", "Accept")
+	for _, clause := range goautoneg.ParseAccept(accept) {
+		for _, f := range openAPIV2Formats {
+			if (clause.Type != "application" && clause.Type != "*") || (clause.SubType != f.subType && clause.SubType != "*") {
+				continue
+			}
+			body := docs.v2
+			if f.proto {
+				var err error
+				if body, err = docs.v2Proto(); err != nil {
+					status.WriteError(w, r, err)
+					return
+				}
+			}
+			serveCached(w, r, f.contentType, body, docs.v2ETag, false)
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNotAcceptable)
 }
 
 // serveV3 serves the index at /openapi/v3 and a document at /openapi/v3/<key>. A request whose ?hash=
@@ -83,7 +134,7 @@ func (o *openAPIDocs) serveV3(w http.ResponseWriter, r *http.Request, m *routes.
 	}
 	key := m.Params.Subpath
 	if key == "" {
-		serveCached(w, r, docs.index, "", false)
+		serveCached(w, r, "application/json", docs.index, "", false)
 		return
 	}
 	body, ok := docs.v3[key]
@@ -96,12 +147,12 @@ func (o *openAPIDocs) serveV3(w http.ResponseWriter, r *http.Request, m *routes.
 		http.Redirect(w, r, "/openapi/v3/"+key+"?hash="+hash, http.StatusMovedPermanently)
 		return
 	}
-	serveCached(w, r, body, fmt.Sprintf("%q", hash), r.URL.Query().Get("hash") != "")
+	serveCached(w, r, "application/json", body, fmt.Sprintf("%q", hash), r.URL.Query().Get("hash") != "")
 }
 
-func serveCached(w http.ResponseWriter, r *http.Request, body []byte, etag string, immutable bool) {
+func serveCached(w http.ResponseWriter, r *http.Request, contentType string, body []byte, etag string, immutable bool) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
+	h.Set("Content-Type", contentType)
 	if etag != "" {
 		h.Set("ETag", etag)
 		if r.Header.Get("If-None-Match") == etag {
