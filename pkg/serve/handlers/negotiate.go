@@ -109,6 +109,7 @@ func acceptParams(params map[string]string, format outputFormat, tables bool) (o
 // and for people's user agents (status.Pretty), or converted to YAML.
 func writeJSON(w http.ResponseWriter, r *http.Request, code int, format outputFormat, body []byte) {
 	contentType := mediaJSON
+	pretty := status.Pretty(r)
 	switch {
 	case format == formatYAML:
 		y, err := yaml.JSONToYAML(body)
@@ -117,19 +118,30 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, format outputFo
 			return
 		}
 		body, contentType = y, mediaYAML
-	case status.Pretty(r):
+	case pretty:
 		var b bytes.Buffer
 		// Like kube's encoder: indented without the newline that ends compact JSON.
 		if err := json.Indent(&b, bytes.TrimRight(body, "\n"), "", "  "); err == nil {
 			body = b.Bytes()
 		}
 	}
+	// kube's encoder ends compact JSON with a newline; stored objects and lists are written without one.
+	newline := contentType == mediaJSON && !pretty && !bytes.HasSuffix(body, []byte{'\n'})
+	size := len(body)
+	if newline {
+		size++
+	}
 	h := w.Header()
 	h.Set("Content-Type", contentType)
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Content-Length", strconv.Itoa(size))
 	w.WriteHeader(code)
 	_, _ = w.Write(body)
+	if newline {
+		_, _ = w.Write(newlineByte)
+	}
 }
+
+var newlineByte = []byte{'\n'}
 
 // inputFormat reads a request's Content-Type: JSON (the default when none is given) or YAML.
 func inputFormat(contentType string) (outputFormat, error) {

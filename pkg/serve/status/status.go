@@ -32,7 +32,8 @@ func Pretty(r *http.Request) bool {
 	if r == nil {
 		return false
 	}
-	if r.URL.RawQuery != "" {
+	// Contains first, as kube does: parsing the query costs allocations on every request.
+	if strings.Contains(r.URL.RawQuery, "pretty") {
 		if p := r.URL.Query().Get("pretty"); p != "" {
 			pretty, _ := strconv.ParseBool(p)
 			return pretty
