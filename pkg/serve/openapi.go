@@ -27,9 +27,9 @@ type openAPIBytes struct {
 	v2ETag string
 	// v2Proto is v2 as protobuf, which kubectl and helm ask for first; built on first use.
 	v2Proto func() ([]byte, error)
-	index  []byte
-	v3     map[string][]byte
-	v3Hash map[string]string
+	index   []byte
+	v3      map[string][]byte
+	v3Hash  map[string]string
 }
 
 func newOpenAPIDocs(t routes.Table, api *routes.API, version string) *openAPIDocs {

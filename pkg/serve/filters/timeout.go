@@ -46,7 +46,7 @@ func WithTimeout(requestTimeout time.Duration) func(http.Handler) http.Handler {
 			}
 			ctx, cancel := context.WithTimeout(r.Context(), timeout)
 			defer cancel()
-			tw := &timeoutWriter{w: w, r: r}
+			tw := &timeoutWriter{w: w, pretty: status.Pretty(r)}
 			fired := make(chan struct{})
 			stop := context.AfterFunc(ctx, func() {
 				defer close(fired)
@@ -85,7 +85,7 @@ func timeoutStatus() *metav1.Status {
 // shares a map with it.
 type timeoutWriter struct {
 	w      http.ResponseWriter
-	r      *http.Request // to answer the 504 in the format the request asked for
+	pretty bool // the 504's indentation, decided before the handler runs and changes the request
 	header http.Header
 
 	mu          sync.Mutex
@@ -154,7 +154,7 @@ func (tw *timeoutWriter) timeout() bool {
 	}
 	tw.timedOut = true
 	tw.wroteHeader = true
-	status.Write(tw.w, tw.r, timeoutStatus())
+	status.WriteAs(tw.w, tw.pretty, timeoutStatus())
 	// The handler still holds the request: push the answer out now rather than when it returns.
 	if f, ok := tw.w.(http.Flusher); ok {
 		f.Flush()

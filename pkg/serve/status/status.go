@@ -16,8 +16,14 @@ import (
 // Write sends s as JSON with its code as the HTTP status, indented when r asks for it (Pretty). kind
 // and apiVersion are always set.
 func Write(w http.ResponseWriter, r *http.Request, s *metav1.Status) {
+	WriteAs(w, Pretty(r), s)
+}
+
+// WriteAs is Write for a writer that decided on indentation beforehand: one that answers from another
+// goroutine than the request's, where reading the request's headers would race with the handler.
+func WriteAs(w http.ResponseWriter, pretty bool, s *metav1.Status) {
 	s.Kind, s.APIVersion = "Status", "v1"
-	writeJSON(w, int(s.Code), Pretty(r), s)
+	writeJSON(w, int(s.Code), pretty, s)
 }
 
 // WriteError sends err as a Status: an apimachinery StatusError as it is, anything else as a 500
