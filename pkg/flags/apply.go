@@ -201,7 +201,7 @@ func (o *InsecureServingOptions) ApplyTo(_ context.Context, cfg *serve.Config) e
 		cfg.InsecureServing = nil
 		return nil
 	}
-	cfg.InsecureServing = &serve.InsecureServingInfo{Address: net.JoinHostPort(o.BindAddress, strconv.Itoa(o.BindPort))}
+	cfg.InsecureServing = &serve.InsecureServingInfo{Address: net.JoinHostPort(o.BindAddress, strconv.Itoa(o.BindPort)), AnyHost: o.AllowRemote}
 	return nil
 }
 

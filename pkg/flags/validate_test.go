@@ -259,15 +259,3 @@ func TestCompleteDerivedSettings(t *testing.T) {
 	}
 }
 
-func TestInsecureWarning(t *testing.T) {
-	o := NewServerOptions()
-	o.InsecureServing.BindAddress = "0.0.0.0"
-	w := o.Warnings()
-	if len(w) != 1 || w[0].Flag != "insecure-bind-address" {
-		t.Fatalf("warnings = %v", w)
-	}
-	o.InsecureServing.BindPort = 0
-	if w := o.Warnings(); len(w) != 0 {
-		t.Errorf("no warning expected with the port off: %v", w)
-	}
-}

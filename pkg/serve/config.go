@@ -104,6 +104,9 @@ type SecureServingInfo struct {
 type InsecureServingInfo struct {
 	Address  string
 	Listener net.Listener
+	// AnyHost answers requests whatever their Host; otherwise only loopback hosts get an answer, so
+	// that a web page cannot reach the port through DNS rebinding.
+	AnyHost bool
 }
 
 // CompletedConfig is a Config whose defaults are filled in; only Complete makes one, so New cannot

@@ -104,6 +104,9 @@ func (p *PreparedServer) newHTTPServers(b boundListeners, drain <-chan struct{})
 	}
 	if b.insecure != nil {
 		handler := p.chain(auth.Insecure, auth.Chain(auth.AlwaysAllow))
+		if !p.cfg.InsecureServing.AnyHost {
+			handler = filters.WithLoopbackHost(handler)
+		}
 		srv := p.newHTTPServer(handler, drain)
 		addr := displayAddress(p.cfg.InsecureServing.Address, b.insecure)
 		ln := b.insecure
