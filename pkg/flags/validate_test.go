@@ -258,4 +258,3 @@ func TestCompleteDerivedSettings(t *testing.T) {
 		t.Errorf("a default that quietly yields should not warn: %v", o.Warnings())
 	}
 }
-
