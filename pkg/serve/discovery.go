@@ -75,6 +75,7 @@ func (h *discoveryHandler) serve(w http.ResponseWriter, r *http.Request, m *rout
 		}
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(doc.body)
+		_, _ = w.Write(newline)
 		return
 	}
 	body, ok := h.legacy[path]
@@ -88,7 +89,10 @@ func (h *discoveryHandler) serve(w http.ResponseWriter, r *http.Request, m *rout
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
+	_, _ = w.Write(newline) // kube's encoder ends compact JSON with one
 }
+
+var newline = []byte{'\n'}
 
 // acceptsAggregated reports whether an Accept header lists apidiscovery.k8s.io/v2's
 // APIGroupDiscoveryList, whatever the order of the media type's parameters.

@@ -132,7 +132,8 @@ func (s *scope) deleteObject(r *http.Request, namespace, name string, opts *dele
 			return fmt.Errorf("reading stored %s: %w", key, err)
 		}
 		if err := checkPreconditions(opts.Preconditions, m.Metadata.UID, current.ModRevision); err != nil {
-			return apierrors.NewConflict(s.gr, name, err)
+			// kube's BeforeDelete names the kind, not the resource, in this conflict.
+			return apierrors.NewConflict(schema.GroupResource{Group: s.gr.Group, Resource: s.strategy.GVK.Kind}, name, err)
 		}
 		if len(m.Metadata.Finalizers) > 0 || len(m.Spec.Finalizers) > 0 {
 			return errGraceful
@@ -245,10 +246,10 @@ func checkPreconditions(p *metav1.Preconditions, uid types.UID, rev int64) error
 		return nil
 	}
 	if p.UID != nil && *p.UID != uid {
-		return fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, uid)
+		return fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, uid)
 	}
 	if p.ResourceVersion != nil && *p.ResourceVersion != strconv.FormatInt(rev, 10) {
-		return fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, rev)
+		return fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%d). The object might have been modified", *p.ResourceVersion, rev)
 	}
 	return nil
 }

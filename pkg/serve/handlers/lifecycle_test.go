@@ -50,7 +50,8 @@ func TestFinalizers(t *testing.T) {
 
 	a.do("POST", cmPath, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"p"}}`).expect(t, 201)
 	a.do("DELETE", cmPath+"/p", `{"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"uid":"not-it"}}`).
-		expect(t, 409, `Precondition failed: UID in precondition: not-it, UID in object meta: `)
+		expect(t, 409, `"message":"Operation cannot be fulfilled on ConfigMap \"p\": the UID in the precondition (not-it) does not match the UID in record (`,
+			`"details":{"name":"p","kind":"ConfigMap"}`)
 }
 
 const widgets = "/apis/example.com/v1/namespaces/default/widgets"

@@ -106,7 +106,8 @@ func (o *listOptions) validate() error {
 		}
 	}
 	if o.limit < 0 {
-		errs = append(errs, field.Invalid(field.NewPath("limit"), o.limit, "must be greater than or equal to 0"))
+		// kube does not validate limit: a negative one lists everything, like none.
+		o.limit = 0
 	}
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(listOptionsKind, "", errs)

@@ -23,6 +23,10 @@ func Write(w http.ResponseWriter, r *http.Request, s *metav1.Status) {
 // goroutine than the request's, where reading the request's headers would race with the handler.
 func WriteAs(w http.ResponseWriter, pretty bool, s *metav1.Status) {
 	s.Kind, s.APIVersion = "Status", "v1"
+	// As kube's error writer: a Status that says when to retry says it in the header clients read.
+	if s.Details != nil && s.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(s.Details.RetryAfterSeconds)))
+	}
 	writeJSON(w, int(s.Code), pretty, s)
 }
 
