@@ -17,6 +17,7 @@ import (
 	"github.com/apictl/apictl/pkg/registry/crschema"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve"
+	"github.com/apictl/apictl/pkg/serve/auth/rbac"
 	"github.com/apictl/apictl/pkg/serve/handlers"
 	"github.com/apictl/apictl/pkg/serve/healthz"
 )
@@ -67,6 +68,15 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if err != nil {
 		return nil, err
 	}
+	policy, rbacMode := rbacPolicy(cfg.Authorization)
+	policyStores, rbacServed := rbacStores(caches)
+	if rbacMode && !rbacServed {
+		return nil, errors.New("--authorization-mode RBAC needs the rbac.authorization.k8s.io/v1 API: do not turn it off in --runtime-config")
+	}
+	var escalation handlers.EscalationChecker
+	if rbacServed {
+		escalation = &rbac.Escalation{Policy: policy, Authorizer: cfg.Authorization}
+	}
 	rest, err := handlers.New(handlers.Config{
 		API:               cfg.API,
 		Registry:          reg,
@@ -77,6 +87,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		MinRequestTimeout: cfg.MinRequestTimeout,
 		Features:          cfg.FeatureGates,
 		CustomResources:   customResources,
+		Escalation:        escalation,
 	})
 	if err != nil {
 		return nil, err
@@ -85,6 +96,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if extras.Adjust != nil {
 		extras.Adjust(cfg)
 	}
+	var bg background
 	s, err := cfg.Complete().New()
 	if err != nil {
 		return nil, fmt.Errorf("creating the server: %w", err)
@@ -107,12 +119,18 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 			return nil
 		}),
 		s.AddPostShutdownHook("close-storage", func(ctx context.Context) error {
+			bg.wait()
 			caches.wait()
 			return st.close(ctx)
 		}),
 	)
 	if err != nil {
 		return nil, err
+	}
+	if rbacServed {
+		if err := addRBACHooks(s, cfg, rest, &bg, policy, policyStores); err != nil {
+			return nil, err
+		}
 	}
 	return s.PrepareRun(), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apictl/apictl/pkg/features"
 	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/serve/auth"
+	"github.com/apictl/apictl/pkg/serve/auth/rbac"
 	"github.com/apictl/apictl/pkg/serve/dynamiccert"
 )
 
@@ -265,9 +266,15 @@ func (o *AuthorizationOptions) ApplyTo(_ context.Context, cfg *serve.Config) err
 				return err
 			}
 			modes = append(modes, abac)
+		case ModeRBAC:
+			// The server feeds its policy from the watch caches (pkg/apiserver).
+			modes = append(modes, rbac.New())
 		default:
 			return fmt.Errorf("authorization mode %s is not available in this build", mode)
 		}
+	}
+	for i, m := range modes {
+		modes[i] = &auth.Named{Name: strings.ToLower(o.Modes[i]), Authorizer: m}
 	}
 	cfg.Authorization = auth.Chain(modes...)
 	return nil

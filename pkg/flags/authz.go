@@ -91,9 +91,5 @@ func (o *AuthorizationOptions) Validate() []error {
 			errs = append(errs, problemf(s, "authorization-policy-file", o.PolicyFile, "%v", err))
 		}
 	}
-	if o.Has(ModeRBAC) {
-		errs = append(errs, problemf(s, "authorization-mode", modes,
-			"includes RBAC, which is not available in this build yet: use AlwaysAllow, AlwaysDeny or ABAC"))
-	}
 	return errs
 }

@@ -163,8 +163,10 @@ func TestValidate(t *testing.T) {
 			o.Authorization.Modes = []string{"Foo", "ABAC", "ABAC"}
 		}, want: []string{"authorization-mode: is not a valid mode", "authorization-mode: has mode ABAC specified more than once",
 			"authorization-policy-file: must be given with --authorization-mode ABAC"}},
-		{name: "RBAC is not built yet", modify: func(o *ServerOptions) { o.Authorization.Modes = []string{"RBAC"} },
-			want: []string{"authorization-mode: includes RBAC, which is not available in this build yet"}},
+		{name: "RBAC", modify: func(o *ServerOptions) { o.Authorization.Modes = []string{"RBAC"} }},
+		{name: "RBAC in a list", modify: func(o *ServerOptions) { o.Authorization.Modes = []string{"RBAC", "AlwaysDeny"} }},
+		{name: "RBAC twice", modify: func(o *ServerOptions) { o.Authorization.Modes = []string{"RBAC", "RBAC"} },
+			want: []string{"authorization-mode: has mode RBAC specified more than once"}},
 		{name: "ABAC policy that does not parse", modify: func(o *ServerOptions) {
 			o.Authorization.Modes = []string{"ABAC"}
 			o.Authorization.PolicyFile = badTokens

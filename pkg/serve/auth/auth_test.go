@@ -129,6 +129,19 @@ func TestChain(t *testing.T) {
 	if d, _, _ := Chain(abac).Authorize(context.Background(), alice, info); d != Deny {
 		t.Errorf("no opinion at all must deny")
 	}
+	// kube's union: the reasons of the modes without an opinion, each after the mode's name, one a
+	// line; a mode that decides gives its own reason alone.
+	missing := AuthorizerFunc(func(context.Context, *request.User, *request.RequestInfo) (Decision, string, error) {
+		return NoOpinion, `RBAC: clusterrole.rbac.authorization.k8s.io "x" not found`, nil
+	})
+	d, reason, _ := Chain(&Named{Name: "abac", Authorizer: abac}, &Named{Name: "rbac", Authorizer: missing}).Authorize(context.Background(), alice, info)
+	if want := "abac: No policy matched.\nrbac: RBAC: clusterrole.rbac.authorization.k8s.io \"x\" not found"; d != Deny || reason != want {
+		t.Errorf("got %v %q, want %q", d, reason, want)
+	}
+	d, reason, _ = Chain(&Named{Name: "rbac", Authorizer: missing}, &Named{Name: "alwaysdeny", Authorizer: AlwaysDeny}).Authorize(context.Background(), alice, info)
+	if d != Deny || reason != "Everything is forbidden." {
+		t.Errorf("got %v %q", d, reason)
+	}
 }
 
 func TestForbiddenMessage(t *testing.T) {

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/apictl/apictl/pkg/serve/request"
 )
@@ -48,29 +49,57 @@ var privilegedGroup Authorizer = AuthorizerFunc(func(_ context.Context, u *reque
 	return NoOpinion, "", nil
 })
 
-// Chain asks system:masters' authorizer and then each mode in --authorization-mode order; the first
-// Allow or Deny decides, and no opinion at all is a denial.
-func Chain(modes ...Authorizer) Authorizer {
-	all := append([]Authorizer{privilegedGroup}, modes...)
-	return AuthorizerFunc(func(ctx context.Context, u *request.User, info *request.RequestInfo) (Decision, string, error) {
-		var reasons []string
-		for _, a := range all {
-			d, reason, err := a.Authorize(ctx, u, info)
-			if err != nil {
-				return Deny, "", err
-			}
-			if d != NoOpinion {
-				return d, reason, nil
-			}
-			if reason != "" {
-				reasons = append(reasons, reason)
-			}
+// AuthorizerChain asks system:masters' authorizer and then each mode in --authorization-mode order;
+// the first Allow or Deny decides, with its own reason, and no opinion at all is a denial whose reason
+// joins the reasons of the modes, each prefixed by the mode's name, one a line, as kube's union
+// authorizer does.
+type AuthorizerChain struct {
+	modes []Authorizer
+}
+
+var _ Authorizer = (*AuthorizerChain)(nil)
+
+// Chain returns the union of modes, behind the system:masters bypass.
+func Chain(modes ...Authorizer) *AuthorizerChain {
+	return &AuthorizerChain{modes: modes}
+}
+
+// Named is a mode with its name in the chain (kube's lower-cased mode: "rbac", "abac"), which prefixes
+// the reasons it gives when it has no opinion, as kube's union authorizer does.
+type Named struct {
+	Name string
+	Authorizer
+}
+
+// Unwrap returns the named authorizer.
+func (n *Named) Unwrap() Authorizer { return n.Authorizer }
+
+// Modes are the configured authorizers, in order, without the system:masters bypass: the server
+// finds here the ones it must feed (RBAC's policy).
+func (c *AuthorizerChain) Modes() []Authorizer { return c.modes }
+
+// Authorize asks each authorizer in turn.
+func (c *AuthorizerChain) Authorize(ctx context.Context, u *request.User, info *request.RequestInfo) (Decision, string, error) {
+	if d, _, _ := privilegedGroup.Authorize(ctx, u, info); d == Allow {
+		return Allow, "", nil
+	}
+	var reasons []string
+	for _, a := range c.modes {
+		d, reason, err := a.Authorize(ctx, u, info)
+		if err != nil {
+			return Deny, "", err
 		}
-		if len(reasons) > 0 {
-			return Deny, fmt.Sprint(reasons), nil
+		if d != NoOpinion {
+			return d, reason, nil
 		}
-		return Deny, "", nil
-	})
+		if reason != "" {
+			if n, ok := a.(*Named); ok {
+				reason = n.Name + ": " + reason
+			}
+			reasons = append(reasons, reason)
+		}
+	}
+	return Deny, strings.Join(reasons, "\n"), nil
 }
 
 // ForbiddenMessage is kube's explanation of a denial, without the resource prefix that the Status

@@ -82,6 +82,9 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 			return nil, apierrors.NewInternalError(err)
 		}
 	}
+	if err := s.checkEscalation(ctx, obj, nil); err != nil {
+		return nil, err
+	}
 	if err := s.strategy.PrepareForCreate(obj, s.api.cfg.Now()); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}

@@ -48,6 +48,8 @@ type Config struct {
 	Features features.Gates
 	// CustomResources validates, prunes and defaults custom resources against their CRD schemas.
 	CustomResources *crschema.Set
+	// Escalation, when set, vets writes of RBAC roles and bindings (escalation.go).
+	Escalation EscalationChecker
 }
 
 // API serves the resource routes. It implements serve.ResourceHandler.

@@ -130,6 +130,9 @@ func (s *scope) createOnUpdate(r *http.Request, obj runtime.Object, p routes.Par
 
 // applyUpdate makes the object to store from what the client sent (obj) and what is stored (old).
 func (s *scope) applyUpdate(ctx context.Context, obj, old runtime.Object) (runtime.Object, error) {
+	if err := s.checkEscalation(ctx, obj, old); err != nil {
+		return nil, err
+	}
 	switch {
 	case s.sub != nil && s.sub.Name == "status":
 		obj = s.strategy.PrepareForStatusUpdate(obj, old)

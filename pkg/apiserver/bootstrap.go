@@ -1,0 +1,94 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-helpers/auth/rbac/reconciliation"
+
+	"github.com/apictl/apictl/pkg/serve/auth/rbac"
+)
+
+// bootstrapRBAC reconciles kube's default ClusterRoles and ClusterRoleBindings with what is stored,
+// as kube's rbac/bootstrap-roles hook does at every start: missing objects are created, missing rules,
+// selectors and subjects added, nothing an administrator added is removed, and objects annotated
+// rbac.authorization.kubernetes.io/autoupdate: "false" are left alone. It retries until it succeeds
+// or ctx ends, then waits until the RBAC index holds the defaults, so that /readyz turns green with
+// the default policy in force.
+func bootstrapRBAC(ctx context.Context, cs kubernetes.Interface, policy *rbac.Policy, log *slog.Logger) error {
+	log = log.With("component", "rbac-bootstrap")
+	for {
+		err := reconcileBootstrapPolicy(cs, log)
+		if err == nil {
+			break
+		}
+		log.Warn("reconciling the default RBAC policy failed; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("reconciling the default RBAC policy: %w", errors.Join(err, ctx.Err()))
+		case <-time.After(time.Second):
+		}
+	}
+	var roles, bindings []string
+	for _, r := range rbac.BootstrapClusterRoles() {
+		roles = append(roles, r.Name)
+	}
+	for _, b := range rbac.BootstrapClusterRoleBindings() {
+		bindings = append(bindings, b.Name)
+	}
+	for !policy.Holds(roles, bindings) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the RBAC index to hold the default policy: %w", ctx.Err())
+		case <-policy.Changed():
+		}
+	}
+	return nil
+}
+
+func reconcileBootstrapPolicy(cs kubernetes.Interface, log *slog.Logger) error {
+	var errs []error
+	for _, r := range rbac.BootstrapClusterRoles() {
+		opts := reconciliation.ReconcileRoleOptions{
+			Role:    reconciliation.ClusterRoleRuleOwner{ClusterRole: &r},
+			Client:  reconciliation.ClusterRoleModifier{Client: cs.RbacV1().ClusterRoles()},
+			Confirm: true,
+		}
+		res, err := opts.Run()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("clusterrole %s: %w", r.Name, err))
+			continue
+		}
+		logResult(log, "clusterrole", r.Name, res.Operation, res.Protected, len(res.MissingRules) > 0 || len(res.MissingAggregationRuleSelectors) > 0)
+	}
+	for _, b := range rbac.BootstrapClusterRoleBindings() {
+		opts := reconciliation.ReconcileRoleBindingOptions{
+			RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: &b},
+			Client:      reconciliation.ClusterRoleBindingClientAdapter{Client: cs.RbacV1().ClusterRoleBindings()},
+			Confirm:     true,
+		}
+		res, err := opts.Run()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("clusterrolebinding %s: %w", b.Name, err))
+			continue
+		}
+		logResult(log, "clusterrolebinding", b.Name, res.Operation, res.Protected, len(res.MissingSubjects) > 0)
+	}
+	return errors.Join(errs...)
+}
+
+func logResult(log *slog.Logger, kind, name string, op reconciliation.ReconcileOperation, protected, missing bool) {
+	switch {
+	case protected && missing:
+		log.Warn("a default RBAC object lacks defaults but is annotated rbac.authorization.kubernetes.io/autoupdate=false; left as it is",
+			"kind", kind, "name", name)
+	case op == reconciliation.ReconcileCreate:
+		log.Info("created a default RBAC object", "kind", kind, "name", name)
+	case op == reconciliation.ReconcileUpdate || op == reconciliation.ReconcileRecreate:
+		log.Info("updated a default RBAC object", "kind", kind, "name", name, "operation", string(op))
+	}
+}
