@@ -133,7 +133,8 @@ func TestKindRules(t *testing.T) {
 	leases := "/apis/coordination.k8s.io/v1/namespaces/default/leases"
 	lease := `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l"},"spec":{"holderIdentity":"me"}}`
 	a.do("PUT", leases+"/l", lease).expect(t, 201, `"holderIdentity":"me"`) // leases allow create on update
-	a.do("PUT", leases+"/l", lease).expect(t, 409, `metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`)
+	a.do("PUT", leases+"/l", lease).expect(t, 422,
+		`"message":"leases.coordination.k8s.io \"l\" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update"`)
 	roles := "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles"
 	a.do("POST", roles, `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"r"},"rules":[{"apiGroups":[""]}]}`).
 		expect(t, 422, `rules[0].verbs: Required value`)

@@ -72,7 +72,7 @@ func TestCustomResourceStatusAndGeneration(t *testing.T) {
 	main := fmt.Sprintf(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","resourceVersion":%q},"spec":{"size":"m"},"status":{"phase":"lost"}}`, rv)
 	a.do("PUT", widgets+"/w", main).expect(t, 200, `"size":"m"`, `"phase":"Ready"`, `"generation":2`)
 	a.do("PUT", widgets+"/w", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{}}`).
-		expect(t, 409, `metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`)
+		expect(t, 422, `"message":"widgets.example.com \"w\" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update"`)
 	a.do("GET", "/apis/example.com/v1/widgets", "").expect(t, 200, `{"kind":"WidgetList","apiVersion":"example.com/v1"`)
 }
 

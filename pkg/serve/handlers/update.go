@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -10,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apictl/apictl/pkg/patch"
 	"github.com/apictl/apictl/pkg/registry"
@@ -68,7 +69,9 @@ func (s *scope) updateObject(r *http.Request, obj runtime.Object, p routes.Param
 	next := func(current storage.KeyValue) ([]byte, error) {
 		// Checked only once the object is known to exist: a PUT that creates needs no version.
 		if expected == 0 && !s.allowUnconditionalUpdate() {
-			return nil, apierrors.NewConflict(s.gr, p.Name, errors.New("metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"))
+			// kube's store names the resource where the kind goes in this one.
+			return nil, apierrors.NewInvalid(schema.GroupKind{Group: s.gr.Group, Kind: s.gr.Resource}, p.Name, field.ErrorList{
+				field.Invalid(field.NewPath("metadata", "resourceVersion"), expected, "must be specified for an update")})
 		}
 		old, err := s.decodeStored(current)
 		if err != nil {
