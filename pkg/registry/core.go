@@ -225,11 +225,15 @@ func (namespaceRules) prepareUpdate(obj, old runtime.Object) {
 	setNameLabel(ns)
 }
 
-// setDefaults labels a namespace with its name as it is decoded, as kube's defaulting does, so that
-// the label is the writer's in managedFields.
+// setDefaults labels a namespace with its name and makes an unset phase Active as it is decoded, as
+// kube's defaulting does, so that the label is the writer's in managedFields.
 func (namespaceRules) setDefaults(obj runtime.Object) {
-	if ns := obj.(*corev1.Namespace); ns.Name != "" {
+	ns := obj.(*corev1.Namespace)
+	if ns.Name != "" {
 		setNameLabel(ns)
+	}
+	if ns.Status.Phase == "" {
+		ns.Status.Phase = corev1.NamespaceActive
 	}
 }
 
@@ -252,6 +256,19 @@ func (namespaceRules) validate(obj runtime.Object) field.ErrorList {
 }
 
 func (r namespaceRules) validateUpdate(obj, _ runtime.Object) field.ErrorList { return r.validate(obj) }
+
+// validateStatusUpdate allows the phase that goes with the deletionTimestamp, as kube does.
+func (namespaceRules) validateStatusUpdate(obj, _ runtime.Object) field.ErrorList {
+	ns := obj.(*corev1.Namespace)
+	phase := field.NewPath("status", "Phase")
+	switch {
+	case ns.DeletionTimestamp.IsZero() && ns.Status.Phase != corev1.NamespaceActive:
+		return field.ErrorList{field.Invalid(phase, ns.Status.Phase, "may only be 'Active' if `deletionTimestamp` is empty")}
+	case !ns.DeletionTimestamp.IsZero() && ns.Status.Phase != corev1.NamespaceTerminating:
+		return field.ErrorList{field.Invalid(phase, ns.Status.Phase, "may only be 'Terminating' if `deletionTimestamp` is not empty")}
+	}
+	return nil
+}
 
 // statusUpdate keeps everything of old but the status.
 func (namespaceRules) statusUpdate(obj, old runtime.Object) runtime.Object {

@@ -196,6 +196,31 @@ func (s *Strategy) ValidateUpdate(obj, old runtime.Object) error {
 	return s.invalid(m.GetName(), errs)
 }
 
+// statusValidator is a kind whose status writes have rules of their own, as kube's
+// Validate<Kind>StatusUpdate functions add.
+type statusValidator interface {
+	validateStatusUpdate(obj, old runtime.Object) field.ErrorList
+}
+
+// ValidateStatusUpdate checks a write to the status subresource against the stored object.
+func (s *Strategy) ValidateStatusUpdate(obj, old runtime.Object) error {
+	v, ok := s.rules.(statusValidator)
+	if !ok {
+		return s.ValidateUpdate(obj, old)
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	oldM, err := meta.Accessor(old)
+	if err != nil {
+		return err
+	}
+	errs := apivalidation.ValidateObjectMetaAccessorUpdate(m, oldM, field.NewPath("metadata"))
+	errs = append(errs, v.validateStatusUpdate(obj, old)...)
+	return s.invalid(m.GetName(), errs)
+}
+
 func (s *Strategy) invalid(name string, errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil

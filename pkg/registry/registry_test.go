@@ -178,3 +178,35 @@ func TestGenerateName(t *testing.T) {
 		}
 	}
 }
+
+// TestNamespaceStatusPhase pins kube's ValidateNamespaceStatusUpdate: the phase goes with the
+// deletionTimestamp.
+func TestNamespaceStatusPhase(t *testing.T) {
+	s := strategy(t, "", "namespaces")
+	deleting := metav1.NewTime(time.Unix(200, 0))
+	tests := []struct {
+		phase    corev1.NamespacePhase
+		deleting bool
+		wantErr  string
+	}{
+		{phase: corev1.NamespaceActive},
+		{phase: corev1.NamespaceTerminating, deleting: true},
+		{phase: "Bogus", wantErr: "Namespace \"n\" is invalid: status.Phase: Invalid value: \"Bogus\": may only be 'Active' if `deletionTimestamp` is empty"},
+		{phase: corev1.NamespaceTerminating, wantErr: "may only be 'Active' if `deletionTimestamp` is empty"},
+		{phase: corev1.NamespaceActive, deleting: true, wantErr: "Invalid value: \"Active\": may only be 'Terminating' if `deletionTimestamp` is not empty"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.phase), func(t *testing.T) {
+			old := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "n", UID: "u", ResourceVersion: "5"}}
+			if tt.deleting {
+				old.DeletionTimestamp = &deleting
+			}
+			obj := old.DeepCopy()
+			obj.Status.Phase = tt.phase
+			err := s.ValidateStatusUpdate(obj, old)
+			if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Errorf("ValidateStatusUpdate = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}

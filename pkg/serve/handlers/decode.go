@@ -99,10 +99,10 @@ func (s *scope) decodeObject(body []byte, format outputFormat, validation string
 	return obj, warnings, nil
 }
 
-// setDefaults applies the kind's decoding defaults to a decoded object of the resource itself; a
-// subresource's write keeps what it does not own from the stored object.
+// setDefaults applies the kind's decoding defaults to a decoded object of the resource's kind (the
+// resource itself or its status), as kube's decoder does; a Scale is another kind.
 func (s *scope) setDefaults(obj runtime.Object) {
-	if s.sub == nil {
+	if s.objectGVK == s.strategy.GVK {
 		s.strategy.Default(obj)
 	}
 }

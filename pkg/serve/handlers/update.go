@@ -161,6 +161,9 @@ func (s *scope) validateUpdate(ctx context.Context, obj, old runtime.Object) err
 	u, ok1 := obj.(*unstructured.Unstructured)
 	o, ok2 := old.(*unstructured.Unstructured)
 	if !ok1 || !ok2 || s.crv == nil {
+		if s.sub != nil && s.sub.Name == "status" {
+			return s.strategy.ValidateStatusUpdate(obj, old)
+		}
 		return s.strategy.ValidateUpdate(obj, old)
 	}
 	if s.sub != nil && s.sub.Name == "status" {
