@@ -205,7 +205,13 @@ func (v *Validator) cannotHandle(gvk schema.GroupVersionKind, err error) error {
 
 // unrecognized is kube's 400 for a body whose kind it could not read.
 func (v *Validator) unrecognized(err error, data []byte) error {
-	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", v.gvk.Kind, err, summarize(data, 30)))
+	return Unrecognized(v.gvk.Kind, err, data)
+}
+
+// Unrecognized is kube's 400 for a body that does not decode as an object of kind, built-in or
+// custom, quoting the start of the body.
+func Unrecognized(kind string, err error, data []byte) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", kind, err, summarize(data, 30)))
 }
 
 // summarize is how kube quotes a body in an error: JSON objects as text, anything else in hex, cut at max

@@ -46,12 +46,13 @@ func TestBadRequests(t *testing.T) {
 		code                     int
 		parts                    []string
 	}{
-		{"malformed JSON", "POST", cmPath, `{"apiVersion":`, nil, 400, []string{`"reason":"BadRequest"`, `couldn't get version/kind; json parse error`}},
+		{"malformed JSON", "POST", cmPath, `{"apiVersion":`, nil, 400, []string{`"reason":"BadRequest"`,
+			`the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input ({\"apiVersion\":)`}},
 		{"malformed YAML", "POST", cmPath, "a: [\n", []string{"Content-Type: application/yaml"}, 400, []string{`error converting YAML to JSON`}},
 		{"wrong apiVersion", "POST", cmPath, `{"apiVersion":"apps/v1","kind":"ConfigMap","metadata":{"name":"x"}}`, nil, 400,
-			[]string{`the API version in the data (apps/v1) does not match the expected API version (v1)`}},
+			[]string{`ConfigMap in version \"v1\" cannot be handled as a ConfigMap: no kind \"ConfigMap\" is registered for version \"apps/v1\" in scheme \"pkg/runtime/scheme.go:111\"`}},
 		{"wrong kind", "POST", cmPath, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"x"}}`, nil, 400,
-			[]string{`the kind in the data (Secret) does not match the expected kind (ConfigMap)`}},
+			[]string{`Secret in version \"v1\" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion`}},
 		{"type mismatch", "POST", cmPath, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":{"a":1}}`, nil, 400,
 			[]string{`ConfigMap in version \"v1\" cannot be handled as a ConfigMap`}},
 		{"invalid name", "POST", cmPath, configMap("Not_A_Name", `{}`), nil, 422,
@@ -191,9 +192,9 @@ func TestTypeMetaFromTheRoute(t *testing.T) {
 			[]string{`{"kind":"Scale","apiVersion":"autoscaling/v1"`, `"replicas":3`}},
 		{"stored with both", "GET", cmPath + "/nover", "", 200, []string{`{"kind":"ConfigMap","apiVersion":"v1"`}},
 		{"a group's version alone", "POST", leases, `{"apiVersion":"v1","metadata":{"name":"l2"}}`, 400,
-			[]string{`the API version in the data (v1) does not match the expected API version (coordination.k8s.io/v1)`}},
+			[]string{`Lease in version \"v1\" cannot be handled as a Lease: no kind \"Lease\" is registered for version \"v1\" in scheme \"pkg/runtime/scheme.go:111\"`}},
 		{"kind contradicts the route", "POST", cmPath, `{"kind":"Secret","metadata":{"name":"x"}}`, 400,
-			[]string{`the kind in the data (Secret) does not match the expected kind (ConfigMap) of configmaps`}},
+			[]string{`Secret in version \"v1\" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion`}},
 		{"custom resource without kind", "POST", widgets, `{"metadata":{"name":"nokind"},"spec":{"size":1}}`, 400,
 			[]string{`the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in '{\"metadata\":{\"name\":\"nokind\"},\"spec\":{\"size\":1}}' ({\"metadata\":{\"name\":\"nokind\"}, ...)`}},
 	}

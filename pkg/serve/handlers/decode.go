@@ -11,8 +11,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/apictl/apictl/pkg/registry/crschema"
 )
 
 // readBody reads the request body as JSON, converting YAML; protobuf bodies are returned as they are
@@ -72,7 +76,7 @@ func (s *scope) decodeObject(body []byte, format outputFormat, validation string
 	}
 	var tm typeMeta
 	if err := json.Unmarshal(body, &tm); err != nil {
-		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err))
+		return nil, nil, crschema.Unrecognized(s.objectGVK.Kind, fmt.Errorf("couldn't get version/kind; json parse error: %w", err), body)
 	}
 	if err := s.checkTypeMeta(tm); err != nil {
 		return nil, nil, err
@@ -108,26 +112,50 @@ func (s *scope) setDefaults(obj runtime.Object) {
 }
 
 // checkTypeMeta requires the body's apiVersion and kind, where given, to be the route's, with the
-// messages of kube's decoder. What the body leaves out is the route's, as kube's serializer defaults
-// it.
+// messages of kube's decoder and create handler. What the body leaves out is the route's, as kube's
+// serializer defaults it.
 func (s *scope) checkTypeMeta(tm typeMeta) error {
-	gvk := s.objectGVK
-	gv := gvk.GroupVersion().String()
+	want := s.objectGVK
 	if tm.APIVersion == "" {
-		tm.APIVersion = gv
+		tm.APIVersion = want.GroupVersion().String()
 	}
 	if tm.Kind == "" {
-		tm.Kind = gvk.Kind
+		tm.Kind = want.Kind
 	}
+	gv, err := schema.ParseGroupVersion(tm.APIVersion)
+	if err != nil {
+		return crschema.Unrecognized(want.Kind, err, nil)
+	}
+	got := gv.WithKind(tm.Kind)
 	switch {
-	case tm.APIVersion != gv:
+	case got == want:
+		return nil
+	case got.GroupKind() == want.GroupKind() && kubescheme.Scheme.Recognizes(got):
+		// Another version of the kind decodes, and the create handler refuses it.
 		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
-			tm.APIVersion, gv))
-	case tm.Kind != gvk.Kind:
-		return apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s) of %s",
-			tm.Kind, gvk.Kind, s.resourcePath()))
+			tm.APIVersion, want.GroupVersion()))
+	case !kubescheme.Scheme.Recognizes(got):
+		return s.cannotHandleKind(got, fmt.Errorf("no kind %q is registered for version %q in scheme \"pkg/runtime/scheme.go:111\"", got.Kind, gv))
+	default:
+		// kube decodes into its internal types, named by group: core.ConfigMap, rbac.Role.
+		return s.cannotHandleKind(got, fmt.Errorf("converting (%s.%s) to (%s.%s): unknown conversion",
+			got.Version, got.Kind, internalPackage(want.Group), want.Kind))
 	}
-	return nil
+}
+
+// internalPackage is the Go package of kube's internal types of a group, which its conversion errors
+// name.
+func internalPackage(group string) string {
+	if group == "" {
+		return "core"
+	}
+	name, _, _ := strings.Cut(group, ".")
+	return name
+}
+
+// cannotHandleKind is kube's 400 for a body of another kind than the route's.
+func (s *scope) cannotHandleKind(got schema.GroupVersionKind, err error) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", got.Kind, got.Version, s.objectGVK.Kind, err))
 }
 
 // cannotHandle is kube's 400 for a body that does not decode into the kind.
