@@ -2,7 +2,6 @@ package serve
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/pprof"
 	"sort"
@@ -36,7 +35,7 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", m.Allow)
 		status.Write(w, r, &metav1.Status{
 			Status:  metav1.StatusFailure,
-			Message: fmt.Sprintf("the server does not allow this method on the requested resource (%s %s)", r.Method, r.URL.Path),
+			Message: "the server does not allow this method on the requested resource",
 			Reason:  metav1.StatusReasonMethodNotAllowed,
 			Details: &metav1.StatusDetails{},
 			Code:    http.StatusMethodNotAllowed,
