@@ -26,6 +26,9 @@ type dispatcher struct {
 	matcher   *routes.Matcher
 	resources ResourceHandler
 	endpoints map[routes.Endpoint]func(w http.ResponseWriter, r *http.Request, m *routes.Match)
+	// groups are the served API groups: paths below /apis/<group> and /api get a 404 Status, others
+	// kube's plain-text 404.
+	groups map[string]bool
 }
 
 func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -41,11 +44,11 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Code:    http.StatusMethodNotAllowed,
 		})
 	case m.Route == nil:
-		NotFound(w, r)
+		d.notFound(w, r)
 	case m.Route.Endpoint != "":
 		serve, ok := d.endpoints[m.Route.Endpoint]
 		if !ok {
-			NotFound(w, r)
+			d.notFound(w, r)
 			return
 		}
 		serve(w, r, &m)
@@ -59,7 +62,25 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// NotFound is kube's answer for a path it does not serve.
+// notFound answers a path outside the route table as kube does: a Status below /api and a served
+// group's /apis/<group>, where its API handlers answer, and the mux's plain-text 404 elsewhere.
+func (d *dispatcher) notFound(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	if p == "/api" || strings.HasPrefix(p, "/api/") {
+		NotFound(w, r)
+		return
+	}
+	if rest, ok := strings.CutPrefix(p, "/apis/"); ok {
+		group, _, _ := strings.Cut(rest, "/")
+		if d.groups[group] {
+			NotFound(w, r)
+			return
+		}
+	}
+	http.NotFound(w, r)
+}
+
+// NotFound is kube's answer for an API path it does not serve.
 func NotFound(w http.ResponseWriter, r *http.Request) {
 	status.Write(w, r, &metav1.Status{
 		Status:  metav1.StatusFailure,
@@ -83,7 +104,7 @@ func healthEndpoint(aggregate http.Handler, checks []healthz.Checker) func(http.
 		}
 		h, ok := byName[m.Params.Subpath]
 		if !ok {
-			NotFound(w, r)
+			http.NotFound(w, r)
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -139,7 +139,7 @@ func (o *openAPIDocs) serveV3(w http.ResponseWriter, r *http.Request, m *routes.
 	}
 	body, ok := docs.v3[key]
 	if !ok {
-		NotFound(w, r)
+		w.WriteHeader(http.StatusNotFound) // kube-openapi's answer: no body
 		return
 	}
 	hash := docs.v3Hash[key]

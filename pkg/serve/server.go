@@ -61,7 +61,13 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the route matcher: %w", err)
 	}
-	s.mux = &dispatcher{matcher: matcher, resources: c.Resources, endpoints: map[routes.Endpoint]func(http.ResponseWriter, *http.Request, *routes.Match){}}
+	s.mux = &dispatcher{matcher: matcher, resources: c.Resources, endpoints: map[routes.Endpoint]func(http.ResponseWriter, *http.Request, *routes.Match){},
+		groups: map[string]bool{}}
+	for _, r := range s.table.Routes {
+		if r.Group != "" {
+			s.mux.groups[r.Group] = true
+		}
+	}
 	if err := s.registry.Register(collectors.NewGoCollector()); err != nil {
 		return nil, fmt.Errorf("registering Go metrics: %w", err)
 	}

@@ -194,7 +194,8 @@ func TestEndpointsOutsideTheAPI(t *testing.T) {
 		{name: "admin reads verbose readyz", client: admin, url: ts.secureURL + "/readyz?verbose", code: 200,
 			body: "[+]ping ok\n[+]log ok\n[+]shutdown ok\nreadyz check passed\n"},
 		{name: "individual check", client: admin, url: ts.secureURL + "/livez/ping", code: 200, body: "ok"},
-		{name: "unknown path", client: admin, url: ts.secureURL + "/nope", code: 404,
+		{name: "unknown path", client: admin, url: ts.secureURL + "/nope", code: 404, body: "404 page not found\n"},
+		{name: "unknown API path", client: admin, url: ts.secureURL + "/api/v1/nopes", code: 404,
 			body: `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"the server could not find the requested resource","reason":"NotFound","details":{},"code":404}` + "\n"},
 	}
 	for _, tt := range tests {
