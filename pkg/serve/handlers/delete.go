@@ -192,10 +192,13 @@ func (s *scope) markDeleted(ctx context.Context, key string) (storage.KeyValue, 
 			return current.Value, nil
 		}
 		m.SetDeletionTimestamp(&now)
-		zero := int64(0)
-		m.SetDeletionGracePeriodSeconds(&zero)
 		if ns, ok := obj.(*corev1.Namespace); ok {
+			// kube's namespace storage sets no grace period, only the phase.
 			ns.Status.Phase = corev1.NamespaceTerminating
+		} else {
+			// As kube's store marks an object that waits for finalizers and has no graceful deletion.
+			zero := int64(0)
+			m.SetDeletionGracePeriodSeconds(&zero)
 		}
 		return s.encode(obj)
 	}, storage.UpdateOptions{})
