@@ -89,6 +89,12 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 		Filter:            s.filter(opts.labels, opts.fields),
 	})
 	if err != nil {
+		if ctx.Err() != nil && r.Context().Err() == nil {
+			// The watch's own timeout ended while it waited for a future resourceVersion: kube ends such
+			// a watch as it ends any, with an empty stream, not an error.
+			newEventWriter(w, s, table)
+			return
+		}
 		writeError(w, r, apiError(err, s.gr, name))
 		return
 	}
