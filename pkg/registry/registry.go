@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -161,11 +162,7 @@ func (s *Strategy) ValidateCreate(obj runtime.Object) error {
 // PrepareForUpdate keeps the server-owned metadata of old, applies the kind's update rules, and, for
 // custom resources, moves the generation on when anything but metadata and status changed.
 func (s *Strategy) PrepareForUpdate(obj, old runtime.Object) error {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return err
-	}
-	oldM, err := meta.Accessor(old)
+	m, oldM, err := accessors(obj, old)
 	if err != nil {
 		return err
 	}
@@ -182,11 +179,7 @@ func (s *Strategy) PrepareForUpdate(obj, old runtime.Object) error {
 
 // ValidateUpdate checks an updated object against the stored one.
 func (s *Strategy) ValidateUpdate(obj, old runtime.Object) error {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return err
-	}
-	oldM, err := meta.Accessor(old)
+	m, oldM, err := accessors(obj, old)
 	if err != nil {
 		return err
 	}
@@ -208,17 +201,24 @@ func (s *Strategy) ValidateStatusUpdate(obj, old runtime.Object) error {
 	if !ok {
 		return s.ValidateUpdate(obj, old)
 	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return err
-	}
-	oldM, err := meta.Accessor(old)
+	m, oldM, err := accessors(obj, old)
 	if err != nil {
 		return err
 	}
 	errs := apivalidation.ValidateObjectMetaAccessorUpdate(m, oldM, field.NewPath("metadata"))
 	errs = append(errs, v.validateStatusUpdate(obj, old)...)
 	return s.invalid(m.GetName(), errs)
+}
+
+// accessors returns the metadata of an update's new and stored objects.
+func accessors(obj, old runtime.Object) (m, oldM metav1.Object, err error) {
+	if m, err = meta.Accessor(obj); err != nil {
+		return nil, nil, err
+	}
+	if oldM, err = meta.Accessor(old); err != nil {
+		return nil, nil, err
+	}
+	return m, oldM, nil
 }
 
 func (s *Strategy) invalid(name string, errs field.ErrorList) error {
