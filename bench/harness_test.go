@@ -28,6 +28,7 @@ const (
 	envJSON     = "BENCH_JSON"
 	envGuard    = "BENCH_GUARD"
 	envOnly     = "BENCH_ONLY"
+	envAuthz    = "BENCH_AUTHZ"
 )
 
 // settings are what the environment asks of a run.
@@ -37,6 +38,7 @@ type settings struct {
 	jsonPath string
 	guard    bool
 	only     string
+	authz    bool
 }
 
 func readSettings(short bool, getenv func(string) string) (settings, error) {
@@ -46,6 +48,7 @@ func readSettings(short bool, getenv func(string) string) (settings, error) {
 		jsonPath: getenv(envJSON),
 		guard:    isTrue(getenv(envGuard)),
 		only:     getenv(envOnly),
+		authz:    isTrue(getenv(envAuthz)),
 	}
 	s.duration = bench.DefaultDuration
 	if s.short {
@@ -85,6 +88,9 @@ func TestHarness(t *testing.T) {
 		args = append(args, "-short", "-settle", "200ms", "-kubectl-runs", "3")
 	}
 	only := args
+	if s.authz {
+		only = append(only[:len(only):len(only)], "-authz")
+	}
 	if s.only != "" {
 		only = append(only[:len(only):len(only)], "-only", s.only)
 	}

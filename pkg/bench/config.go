@@ -43,6 +43,9 @@ type Config struct {
 	// and skips the start-up, memory, overload and kubectl measurements: for working on one
 	// operation.
 	Only []Operation
+	// Authz also compares a non-superuser's throughput under --authorization-mode RBAC with
+	// AlwaysAllow (issue 13's authorization overhead); off by default, as it starts two more servers.
+	Authz bool
 
 	// WorkDir is where the run's temporary directory is made (default os.TempDir()). Everything the
 	// run writes goes there and is removed at the end.

@@ -41,6 +41,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Overload != nil || r.Kubectl != nil {
 		tables = append(tables, r.loadTable())
 	}
+	if r.Authz != nil {
+		tables = append(tables, r.Authz.table())
+	}
 	for i, t := range tables {
 		if i > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {
@@ -163,6 +166,26 @@ func (r *Report) loadTable() output.Table {
 	}
 	if k := r.Kubectl; k != nil {
 		t.Rows = append(t.Rows, k.rows()...)
+	}
+	return t
+}
+
+// table shows RBAC's throughput against AlwaysAllow's for the same user.
+func (a *Authz) table() output.Table {
+	t := output.Table{
+		Title:  fmt.Sprintf("authorization: RBAC (%d other bindings) vs AlwaysAllow, %s, concurrency %d, best of %d each", a.Bindings, a.Client, a.Concurrency, authzRounds),
+		Header: []string{"OPERATION", "ALWAYSALLOW", "RBAC", "RATIO", "TARGET", "VERDICT"},
+	}
+	for _, r := range a.Results {
+		verdict := "ok"
+		switch {
+		case r.Failed > 0:
+			verdict = "FAILED"
+		case r.Ratio() < AuthzTarget:
+			verdict = "below target"
+		}
+		t.Rows = append(t.Rows, []string{string(r.Operation), formatRate(r.AlwaysAllow) + "/s", formatRate(r.RBAC) + "/s",
+			fmt.Sprintf("%.2f×", r.Ratio()), fmt.Sprintf("≥ %.2f×", AuthzTarget), verdict})
 	}
 	return t
 }

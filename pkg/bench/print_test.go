@@ -63,6 +63,12 @@ func sampleReport() *Report {
 			Get:    newTiming([]time.Duration{ms(152), ms(148), ms(171), ms(160), ms(149)}),
 			GetTLS: newTiming([]time.Duration{ms(163), ms(158), ms(181), ms(170), ms(155)}),
 			Client: newTiming([]time.Duration{ms(41.2), ms(39.8), ms(44), ms(40.5), ms(39.9)})},
+		Authz: &Authz{Client: "h2+tls, client certificate CN=bench-authz O=bench (not in system:masters)", Bindings: AuthzBindings, Concurrency: 8,
+			Results: []AuthzResult{
+				{Operation: OpGet, AlwaysAllow: 9000, RBAC: 8800},
+				{Operation: OpList, AlwaysAllow: 2000, RBAC: 1700},
+				{Operation: OpCreate, AlwaysAllow: 2500, RBAC: 2400, Failed: 2, FirstError: "POST: 403 Forbidden"},
+			}},
 	}
 	r.Ratios = computeRatios(r.Results, Targets())
 	for i := range r.Ratios {

@@ -80,6 +80,8 @@ type Report struct {
 	// Overload and Kubectl are nil when the run measured only some operations (Config.Only).
 	Overload *Overload `json:"overload,omitempty"`
 	Kubectl  *Kubectl  `json:"kubectl,omitempty"`
+	// Authz is set when the run compared RBAC with AlwaysAllow (Config.Authz).
+	Authz *Authz `json:"authz,omitempty"`
 }
 
 // Result is one measurement.
@@ -218,6 +220,13 @@ func (r *Report) Check(guard bool) error {
 	if k := r.Kubectl; k != nil && k.Failed > 0 {
 		errs = append(errs, fmt.Errorf("kubectl: %d of %d runs failed, the first with: %s",
 			k.Failed, kubectlCommands*(k.Warmups+k.Runs), k.FirstError))
+	}
+	if a := r.Authz; a != nil {
+		for _, res := range a.Results {
+			if res.Failed > 0 {
+				errs = append(errs, fmt.Errorf("authorization comparison, %s: %d requests failed, the first with: %s", res.Operation, res.Failed, res.FirstError))
+			}
+		}
 	}
 	if guard {
 		for _, ra := range r.Ratios {

@@ -121,6 +121,9 @@ func TestCheck(t *testing.T) {
 		{name: "kubectl over its target", report: Report{Kubectl: &Kubectl{Warmups: 1, Runs: 1, Get: newTiming([]time.Duration{time.Second}), Target: KubectlTarget}}},
 		{name: "kubectl printed a wrong table", report: Report{Kubectl: &Kubectl{Warmups: 1, Runs: 5, Failed: 1, FirstError: "kubectl get: 999 rows"}},
 			wantErr: []string{"kubectl: 1 of 18 runs failed, the first with: kubectl get: 999 rows"}},
+		{name: "RBAC below its target is a verdict", report: Report{Authz: &Authz{Results: []AuthzResult{{Operation: OpList, AlwaysAllow: 100, RBAC: 10}}}}},
+		{name: "authorization comparison with failed requests", report: Report{Authz: &Authz{Results: []AuthzResult{{Operation: OpGet, Failed: 3, FirstError: "GET x: 403"}}}},
+			wantErr: []string{"authorization comparison, GET: 3 requests failed, the first with: GET x: 403"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -172,6 +172,12 @@ func compare(ctx context.Context, cfg Config, dir string, report *Report) (err e
 		}
 		report.Results = append(report.Results, rs...)
 	}
+	if cfg.Authz {
+		cfg.Logger.Info("comparing RBAC with AlwaysAllow")
+		if report.Authz, err = measureAuthz(ctx, cfg, etcd.urls, filepath.Join(dir, "authz")); err != nil {
+			return err
+		}
+	}
 	if len(cfg.Only) > 0 {
 		return nil
 	}

@@ -43,6 +43,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.Kubectl, "kubectl", "", "the kubectl binary to time (default: kubectl on PATH; none skips that measurement)")
 	fs.IntVar(&cfg.KubectlRuns, "kubectl-runs", bench.DefaultKubectlRuns, "timed runs of kubectl, after one warm-up")
 	fs.BoolVar(&cfg.Short, "short", false, "mark the report as a short run")
+	fs.BoolVar(&cfg.Authz, "authz", false, "also compare a non-superuser's throughput under RBAC with AlwaysAllow")
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "where to make the run's temporary directory (default the system's)")
 	fs.StringVar(&jsonPath, "json", "", "file to write the report to, as JSON")
 	fs.Func("only", "measure only these server operations, comma separated (GET, LIST, \"LIST rv=0\", CREATE, UPDATE), and skip start-up, memory, overload and kubectl",
