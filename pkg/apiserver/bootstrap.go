@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
+	rbacv1client "k8s.io/client-go/kubernetes/typed/rbac/v1"
 	"k8s.io/component-helpers/auth/rbac/reconciliation"
 
 	"github.com/apictl/apictl/pkg/serve/auth/rbac"
@@ -20,7 +20,7 @@ import (
 // rbac.authorization.kubernetes.io/autoupdate: "false" are left alone. It retries until it succeeds
 // or ctx ends, then waits until the RBAC index holds the defaults, so that /readyz turns green with
 // the default policy in force.
-func bootstrapRBAC(ctx context.Context, cs kubernetes.Interface, policy *rbac.Policy, log *slog.Logger) error {
+func bootstrapRBAC(ctx context.Context, cs rbacv1client.RbacV1Interface, policy *rbac.Policy, log *slog.Logger) error {
 	log = log.With("component", "rbac-bootstrap")
 	for {
 		err := reconcileBootstrapPolicy(cs, log)
@@ -54,7 +54,7 @@ func bootstrapRBAC(ctx context.Context, cs kubernetes.Interface, policy *rbac.Po
 // reconcileBootstrapPolicy reconciles every default object at once: each is independent, and etcd
 // commits concurrent writes in shared fsyncs, so a first start pays for a few instead of fourteen
 // (the rbac/bootstrap-roles hook took 218 ms one after another).
-func reconcileBootstrapPolicy(cs kubernetes.Interface, log *slog.Logger) error {
+func reconcileBootstrapPolicy(cs rbacv1client.RbacV1Interface, log *slog.Logger) error {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -73,7 +73,7 @@ func reconcileBootstrapPolicy(cs kubernetes.Interface, log *slog.Logger) error {
 		run("clusterrole", r.Name, func() error {
 			opts := reconciliation.ReconcileRoleOptions{
 				Role:    reconciliation.ClusterRoleRuleOwner{ClusterRole: &r},
-				Client:  reconciliation.ClusterRoleModifier{Client: cs.RbacV1().ClusterRoles()},
+				Client:  reconciliation.ClusterRoleModifier{Client: cs.ClusterRoles()},
 				Confirm: true,
 			}
 			res, err := opts.Run()
@@ -87,7 +87,7 @@ func reconcileBootstrapPolicy(cs kubernetes.Interface, log *slog.Logger) error {
 		run("clusterrolebinding", b.Name, func() error {
 			opts := reconciliation.ReconcileRoleBindingOptions{
 				RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: &b},
-				Client:      reconciliation.ClusterRoleBindingClientAdapter{Client: cs.RbacV1().ClusterRoleBindings()},
+				Client:      reconciliation.ClusterRoleBindingClientAdapter{Client: cs.ClusterRoleBindings()},
 				Confirm:     true,
 			}
 			res, err := opts.Run()

@@ -79,13 +79,13 @@ func addRBACHooks(s *serve.Server, cfg *serve.Config, resources serve.ResourceHa
 	if err != nil {
 		return fmt.Errorf("building the loopback client: %w", err)
 	}
-	cs, err := lb.clientset()
+	cs, err := lb.rbacClient()
 	if err != nil {
 		return fmt.Errorf("building the loopback client: %w", err)
 	}
 	return s.AddPostStartHook("rbac/bootstrap-roles", func(ctx context.Context) error {
 		bg.goRun(func() { policy.Run(ctx, stores, cfg.Logger.With("component", "rbac-policy")) })
-		aggregation := clusterroleaggregation.New(policy, cs.RbacV1(), cfg.Logger)
+		aggregation := clusterroleaggregation.New(policy, cs, cfg.Logger)
 		bg.goRun(func() {
 			select {
 			case <-policy.Ready():
