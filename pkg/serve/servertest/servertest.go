@@ -26,6 +26,10 @@ import (
 	"github.com/apictl/apictl/pkg/serve"
 )
 
+// EnvAuthorizationMode, when set, is the --authorization-mode of every test server whose test does not
+// choose one.
+const EnvAuthorizationMode = "APICTL_TEST_AUTHORIZATION_MODE"
+
 // Server is a running test server.
 type Server struct {
 	// InsecureURL is http://127.0.0.1:<port>; SecureURL is https://127.0.0.1:<port>.
@@ -87,6 +91,11 @@ func StartE(ctx context.Context, dataDir string, args ...string) (*Server, error
 		"--bind-address", "127.0.0.1",
 		"--secure-port", port(secureLn),
 		"--insecure-port", port(insecureLn),
+	}
+	// CI runs the suites again under another authorizer (RBAC) without touching each test; a test's
+	// own --authorization-mode still wins, coming later.
+	if mode := os.Getenv(EnvAuthorizationMode); mode != "" {
+		defaults = append(defaults, "--authorization-mode", mode)
 	}
 	if err := fs.Parse(append(defaults, args...)); err != nil {
 		closeListeners()
