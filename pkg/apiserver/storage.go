@@ -24,23 +24,26 @@ type storageStack struct {
 func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger, unsafeNoFsync bool) (*storageStack, error) {
 	st := &storageStack{}
 	endpoints := o.Etcd.Servers
+	caFile, certFile, keyFile := o.Etcd.CAFile, o.Etcd.CertFile, o.Etcd.KeyFile
 	if len(endpoints) == 0 {
 		began := time.Now()
 		dir := filepath.Join(o.Generic.DataDir, "etcd")
-		srv, err := embedded.Start(ctx, embedded.Config{Dir: dir, Logger: log.With("component", "etcd"), UnsafeNoFsync: unsafeNoFsync})
+		srv, err := embedded.Start(ctx, embedded.Config{Dir: dir, Logger: log.With("component", "etcd"), UnsafeNoFsync: unsafeNoFsync, Private: true})
 		if err != nil {
 			return nil, fmt.Errorf("starting the embedded etcd in %s: %w", dir, err)
 		}
 		st.embedded = srv
 		endpoints = srv.ClientURLs()
+		creds, _ := srv.ClientCredentials()
+		caFile, certFile, keyFile = creds.CAFile, creds.CertFile, creds.KeyFile
 		log.Info("embedded etcd started", "dir", dir, "endpoints", endpoints, "took", time.Since(began).Round(time.Millisecond))
 	}
 	store, err := etcd3.New(ctx, etcd3.Config{
 		Endpoints:          endpoints,
 		Prefix:             o.Etcd.Prefix,
-		CAFile:             o.Etcd.CAFile,
-		CertFile:           o.Etcd.CertFile,
-		KeyFile:            o.Etcd.KeyFile,
+		CAFile:             caFile,
+		CertFile:           certFile,
+		KeyFile:            keyFile,
 		HealthcheckTimeout: o.Etcd.HealthcheckTimeout,
 		CompactionInterval: o.Etcd.CompactionInterval,
 		Logger:             log.With("component", "storage"),

@@ -1,6 +1,8 @@
 // Package embedded runs a single-member etcd inside the apictl process, so that `apictl serve` works
 // without an etcd cluster. It listens on 127.0.0.1 only, on a port the OS picks, and keeps its data in
-// a directory of its own, so that a restart finds everything it stored.
+// a directory of its own, so that a restart finds everything it stored. A private etcd (what `apictl
+// serve` runs) takes only TLS clients that present the client certificate kept in its 0700 directory,
+// so that no other local process, of this user or another, can read or plant objects.
 package embedded
 
 import (
@@ -13,8 +15,10 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/fileutil"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap/zapcore"
 
@@ -33,10 +37,14 @@ type Config struct {
 	LogLevel slog.Leveler
 	// ClientAddress is the host:port of the client listener. Empty means 127.0.0.1 on a port the OS
 	// picks, so that nothing can collide; a fixed port is for tests that restart etcd under a
-	// connected client. The embedded etcd has no authentication: keep it on loopback.
+	// connected client. Without Private the etcd has no authentication: keep it on loopback.
 	ClientAddress string
 	// UnsafeNoFsync skips fsync: a crash can lose data. For tests only.
 	UnsafeNoFsync bool
+	// Private serves clients over TLS only and requires the client certificate in <Dir>/pki (see
+	// ClientCredentials), made on the first start. Without it etcd takes plain, unauthenticated
+	// connections: for tests and the benchmark harness's own etcd, never for serving users' data.
+	Private bool
 }
 
 // Server is a running embedded etcd.
@@ -44,6 +52,8 @@ type Server struct {
 	etcd       *embed.Etcd
 	lock       *fileutil.LockedFile
 	clientURLs []string
+	// client is what a client presents to a private etcd; zero otherwise.
+	client Credentials
 	// closing is set when Close starts, so that the log filter knows listener errors are expected.
 	closing  *atomic.Bool
 	stopOnce sync.Once
@@ -108,7 +118,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		lock.Close()
 		return nil, fmt.Errorf("start embedded etcd in %s: %w", cfg.Dir, err)
 	}
-	ecfg, err := etcdConfig(cfg, closing)
+	var server, client Credentials
+	if cfg.Private {
+		if server, client, err = ensureCredentials(cfg.Dir, time.Now()); err != nil {
+			return fail(nil, err)
+		}
+	}
+	ecfg, err := etcdConfig(cfg, server, closing)
 	if err != nil {
 		return fail(nil, err)
 	}
@@ -123,10 +139,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	case <-ctx.Done():
 		return fail(e, fmt.Errorf("not ready in time: %w", context.Cause(ctx)))
 	}
-	s := &Server{etcd: e, lock: lock, closing: closing, stopped: make(chan struct{})}
+	s := &Server{etcd: e, lock: lock, client: client, closing: closing, stopped: make(chan struct{})}
 	// The configured client URL says port 0; the listener knows the port the OS chose.
 	for _, l := range e.Clients {
-		s.clientURLs = append(s.clientURLs, "http://"+l.Addr().String())
+		s.clientURLs = append(s.clientURLs, scheme(cfg)+"://"+l.Addr().String())
 	}
 	if cfg.Logger != nil {
 		cfg.Logger.Debug("embedded etcd ready", "dir", cfg.Dir, "endpoints", s.clientURLs)
@@ -134,12 +150,20 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-func etcdConfig(cfg Config, closing *atomic.Bool) (*embed.Config, error) {
+// scheme is the client URLs' scheme.
+func scheme(cfg Config) string {
+	if cfg.Private {
+		return "https"
+	}
+	return "http"
+}
+
+func etcdConfig(cfg Config, server Credentials, closing *atomic.Bool) (*embed.Config, error) {
 	address := cfg.ClientAddress
 	if address == "" {
 		address = defaultClientAddress
 	}
-	client, err := url.Parse("http://" + address)
+	client, err := url.Parse(scheme(cfg) + "://" + address)
 	if err != nil {
 		return nil, fmt.Errorf("client address %q: %w", address, err)
 	}
@@ -152,6 +176,14 @@ func etcdConfig(cfg Config, closing *atomic.Bool) (*embed.Config, error) {
 	ecfg.Dir = cfg.Dir
 	ecfg.UnsafeNoFsync = cfg.UnsafeNoFsync
 	ecfg.ListenClientUrls = []url.URL{*client}
+	if cfg.Private {
+		ecfg.ClientTLSInfo = transport.TLSInfo{
+			CertFile: server.CertFile, KeyFile: server.KeyFile, TrustedCAFile: server.CAFile,
+			ClientCertAuth: true,
+			// Only the client certificate made with the server's own: the CA signed nothing else.
+			AllowedCNs: []string{clientCommonName},
+		}
+	}
 	// The advertised client URL is only published in the member list, which apictl's client never
 	// reads (no endpoint auto-sync); with port 0 the real port is not known before the listener exists.
 	ecfg.AdvertiseClientUrls = []url.URL{*client}
@@ -174,6 +206,12 @@ func etcdConfig(cfg Config, closing *atomic.Bool) (*embed.Config, error) {
 		Demote: func(entry zapcore.Entry, fields []zapcore.Field) bool { return expected(entry, fields, closing.Load()) },
 	}))
 	return ecfg, nil
+}
+
+// ClientCredentials are the files a client of a private etcd presents; ok is false when the etcd is
+// not private.
+func (s *Server) ClientCredentials() (c Credentials, ok bool) {
+	return s.client, s.client != Credentials{}
 }
 
 // ClientURLs are the URLs a client reaches this etcd at.

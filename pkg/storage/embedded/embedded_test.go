@@ -2,8 +2,15 @@ package embedded
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -12,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -245,5 +253,183 @@ func BenchmarkEmbeddedStart(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
+	}
+}
+
+func TestPrivateTakesOnlyItsClientCertificate(t *testing.T) {
+	s := start(t, Config{Private: true})
+	creds, ok := s.ClientCredentials()
+	if !ok {
+		t.Fatal("a private etcd has no client credentials")
+	}
+	url := s.ClientURLs()[0]
+	if !strings.HasPrefix(url, "https://127.0.0.1:") {
+		t.Fatalf("client URL %q: want https://127.0.0.1:<port>", url)
+	}
+	caPEM, err := os.ReadFile(creds.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	own, err := tls.LoadX509KeyPair(creds.CertFile, creds.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger := selfSignedClient(t, clientCommonName)
+	tests := []struct {
+		name      string
+		endpoint  string
+		tls       *tls.Config
+		wantError bool
+	}{
+		{name: "plain", endpoint: strings.Replace(url, "https://", "http://", 1), wantError: true},
+		{name: "TLS without a client certificate", endpoint: url, tls: &tls.Config{RootCAs: roots}, wantError: true},
+		{name: "TLS with a certificate of the same name from another CA", endpoint: url,
+			tls: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{stranger}}, wantError: true},
+		{name: "TLS with apictl's client certificate", endpoint: url, tls: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{own}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := clientv3.New(clientv3.Config{Endpoints: []string{tt.endpoint}, TLS: tt.tls, DialTimeout: 2 * time.Second})
+			if err != nil {
+				if !tt.wantError {
+					t.Fatal(err)
+				}
+				return
+			}
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_, err = c.Put(ctx, "/registry/configmaps/kube-system/planted", "{}")
+			if tt.wantError && err == nil {
+				t.Fatal("the write succeeded")
+			}
+			if !tt.wantError && err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestPrivateFilesAreTheOwnersOnly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "etcd")
+	s := start(t, Config{Dir: dir, Private: true})
+	creds, _ := s.ClientCredentials()
+	for path, want := range map[string]os.FileMode{
+		dir: 0o700, filepath.Join(dir, pkiDir): 0o700, creds.KeyFile: 0o600, filepath.Join(dir, pkiDir, serverKeyFile): 0o600,
+	} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %o, want %o", path, got, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, pkiDir, "ca.key")); !os.IsNotExist(err) {
+		t.Errorf("the CA's key was kept: %v", err)
+	}
+}
+
+func TestPrivateCredentialsLastAndRenew(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	read := func() string {
+		b, err := os.ReadFile(filepath.Join(dir, pkiDir, clientCertFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if _, _, err := ensureCredentials(dir, now); err != nil {
+		t.Fatal(err)
+	}
+	first := read()
+	if _, _, err := ensureCredentials(dir, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if read() != first {
+		t.Error("a second start replaced valid credentials")
+	}
+	if _, _, err := ensureCredentials(dir, now.Add(credentialsValidity-credentialsRenewBefore/2)); err != nil {
+		t.Fatal(err)
+	}
+	if read() == first {
+		t.Error("credentials close to expiry were not renewed")
+	}
+	renewed := read()
+	if err := os.Remove(filepath.Join(dir, pkiDir, serverKeyFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ensureCredentials(dir, now); err != nil {
+		t.Fatal(err)
+	}
+	if read() == renewed {
+		t.Error("credentials with a missing file were not replaced")
+	}
+}
+
+// selfSignedClient is a client certificate with the given name that no CA of apictl's signed.
+func selfSignedClient(t *testing.T, cn string) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// BenchmarkClient measures a read and a write over the client connection, plain and private: the
+// price of TLS with a client certificate on every request apictl makes to its embedded etcd.
+func BenchmarkClient(b *testing.B) {
+	for _, private := range []bool{false, true} {
+		s := start(b, Config{Private: private})
+		cfg := clientv3.Config{Endpoints: s.ClientURLs()}
+		if creds, ok := s.ClientCredentials(); ok {
+			tlsConfig, err := (transport.TLSInfo{CertFile: creds.CertFile, KeyFile: creds.KeyFile, TrustedCAFile: creds.CAFile}).ClientConfig()
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg.TLS = tlsConfig
+		}
+		c, err := clientv3.New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		value := strings.Repeat("x", 480)
+		ctx := context.Background()
+		if _, err := c.Put(ctx, "/k", value); err != nil {
+			b.Fatal(err)
+		}
+		name := map[bool]string{false: "plain", true: "private"}[private]
+		b.Run(name+"/get", func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := c.Get(ctx, "/k"); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+		b.Run(name+"/put", func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := c.Put(ctx, "/k", value); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+		c.Close()
 	}
 }
