@@ -2,15 +2,16 @@ package serve
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
 // SignalContext returns a context that ends at the first SIGTERM or SIGINT, starting a graceful
-// shutdown. A second signal calls exit(1) at once, for an operator who does not want to wait. stop
-// releases the signal handlers.
-func SignalContext(parent context.Context, exit func(code int)) (ctx context.Context, stop func()) {
+// shutdown. A second signal calls second, which is expected to exit at once, for an operator who does
+// not want to wait. stop releases the signal handlers.
+func SignalContext(parent context.Context, second func(os.Signal)) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(parent)
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
@@ -23,8 +24,8 @@ func SignalContext(parent context.Context, exit func(code int)) (ctx context.Con
 			return
 		}
 		select {
-		case <-ch:
-			exit(1)
+		case sig := <-ch:
+			second(sig)
 		case <-done:
 		}
 	}()
@@ -34,3 +35,6 @@ func SignalContext(parent context.Context, exit func(code int)) (ctx context.Con
 		cancel()
 	}
 }
+
+// Logger is the server's logger, for what happens around it (a second signal) to be logged alike.
+func (p *PreparedServer) Logger() *slog.Logger { return p.cfg.Logger }

@@ -148,6 +148,9 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	if code := p.wait(t, 2*time.Second); code != 1 {
 		t.Errorf("exit code %d, want 1", code)
 	}
+	if !p.output.contains("a second signal: exiting at once") {
+		t.Errorf("the second signal left no log line:\n%s", p.output)
+	}
 }
 
 func TestPortInUse(t *testing.T) {

@@ -3,7 +3,9 @@ package app
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -51,12 +53,23 @@ func newServeCmd(streams Streams, runF func(context.Context, *serveRun) error) *
 // runServe builds the server from checked options and runs it until SIGTERM or SIGINT; a second
 // signal exits at once.
 func runServe(ctx context.Context, run *serveRun) error {
-	ctx, stop := serve.SignalContext(ctx, os.Exit)
+	// The server's logger exists once the server does; a second signal before that is said plainly.
+	var logger atomic.Pointer[slog.Logger]
+	ctx, stop := serve.SignalContext(ctx, func(sig os.Signal) {
+		const msg = "a second signal: exiting at once, without finishing the graceful shutdown"
+		if l := logger.Load(); l != nil {
+			l.Error(msg, "signal", sig.String())
+		} else {
+			fmt.Fprintf(run.streams.ErrOut, "apictl serve: %s (%s)\n", msg, sig)
+		}
+		os.Exit(ExitFailure)
+	})
 	defer stop()
 	s, err := apiserver.New(ctx, run.options, run.streams.ErrOut, apiserver.Extras{})
 	if err != nil {
 		return err
 	}
+	logger.Store(s.Logger())
 	if err := s.Run(ctx); err != nil {
 		return fmt.Errorf("serving: %w", err)
 	}
