@@ -97,6 +97,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		extras.Adjust(cfg)
 	}
 	var bg background
+	etcd := newEtcdMonitor(st.store.Healthy, cfg.Logger)
 	s, err := cfg.Complete().New()
 	if err != nil {
 		return nil, fmt.Errorf("creating the server: %w", err)
@@ -116,6 +117,11 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		}),
 		s.AddPostStartHook("start-etcd-compactor", func(ctx context.Context) error {
 			st.store.StartCompactor(ctx)
+			return nil
+		}),
+		etcd.register(s.Registry()),
+		s.AddPostStartHook("start-etcd-monitor", func(ctx context.Context) error {
+			bg.goRun(func() { etcd.run(ctx) })
 			return nil
 		}),
 		s.AddPostShutdownHook("close-storage", func(ctx context.Context) error {
