@@ -124,6 +124,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 			bg.goRun(func() { etcd.run(ctx) })
 			return nil
 		}),
+		addSpaceGuard(s, st.space, &bg),
 		s.AddPostShutdownHook("close-storage", func(ctx context.Context) error {
 			bg.wait()
 			caches.wait()

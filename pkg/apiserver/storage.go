@@ -16,6 +16,8 @@ import (
 type storageStack struct {
 	store    *etcd3.Store
 	embedded *embedded.Server
+	// space guards the embedded etcd's disk; nil for an external cluster.
+	space *spaceGuard
 }
 
 // startStorage starts the embedded etcd in <data-dir>/etcd unless --etcd-servers names a cluster, and
@@ -28,15 +30,21 @@ func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger,
 	if len(endpoints) == 0 {
 		began := time.Now()
 		dir := filepath.Join(o.Generic.DataDir, "etcd")
-		srv, err := embedded.Start(ctx, embedded.Config{Dir: dir, Logger: log.With("component", "etcd"), UnsafeNoFsync: unsafeNoFsync, Private: true})
+		srv, err := embedded.Start(ctx, embedded.Config{Dir: dir, Logger: log.With("component", "etcd"), UnsafeNoFsync: unsafeNoFsync,
+			Private: true, QuotaBackendBytes: o.Etcd.QuotaBackendBytes})
 		if err != nil {
 			return nil, fmt.Errorf("starting the embedded etcd in %s: %w", dir, err)
 		}
 		st.embedded = srv
+		st.space = newSpaceGuard(srv, o.Etcd.QuotaBackendBytes, log)
 		endpoints = srv.ClientURLs()
 		creds, _ := srv.ClientCredentials()
 		caFile, certFile, keyFile = creds.CAFile, creds.CertFile, creds.KeyFile
 		log.Info("embedded etcd started", "dir", dir, "endpoints", endpoints, "took", time.Since(began).Round(time.Millisecond))
+	}
+	var writeGate func() error
+	if st.space != nil {
+		writeGate = st.space.gate
 	}
 	store, err := etcd3.New(ctx, etcd3.Config{
 		Endpoints:          endpoints,
@@ -46,6 +54,7 @@ func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger,
 		KeyFile:            keyFile,
 		HealthcheckTimeout: o.Etcd.HealthcheckTimeout,
 		CompactionInterval: o.Etcd.CompactionInterval,
+		WriteGate:          writeGate,
 		Logger:             log.With("component", "storage"),
 	})
 	if err != nil {
@@ -53,6 +62,9 @@ func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger,
 		return nil, err
 	}
 	st.store = store
+	if st.space != nil {
+		st.space.store = store
+	}
 	return st, nil
 }
 

@@ -2,6 +2,7 @@ package flags
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,8 @@ type EtcdOptions struct {
 	CompactionInterval time.Duration
 	// HealthcheckTimeout bounds the etcd health check.
 	HealthcheckTimeout time.Duration
+	// QuotaBackendBytes is the embedded etcd's database quota (0: etcd's default, 2 GiB).
+	QuotaBackendBytes int64
 }
 
 // NewEtcdOptions returns kube's defaults.
@@ -43,6 +46,8 @@ func (o *EtcdOptions) AddFlags(fs *pflag.FlagSet) {
 		"The interval of compaction requests. If 0, compaction requests from the apiserver are disabled.")
 	fs.DurationVar(&o.HealthcheckTimeout, "etcd-healthcheck-timeout", o.HealthcheckTimeout,
 		"The timeout to use when checking etcd health.")
+	fs.Int64Var(&o.QuotaBackendBytes, "etcd-quota-backend-bytes", o.QuotaBackendBytes,
+		"The size in bytes the embedded etcd's database may reach before etcd refuses writes (its NOSPACE alarm; apictl then compacts, defragments and disarms it once deletes made room). 0 means etcd's default, 2 GiB. An external cluster sets its own --quota-backend-bytes.")
 }
 
 // Complete has nothing to fill in: an empty server list deliberately means the embedded etcd.
@@ -72,5 +77,10 @@ func (o *EtcdOptions) Validate() []error {
 	errs.add(checkReadableFile(s, "etcd-keyfile", o.KeyFile))
 	errs.add(checkNotNegative(s, "etcd-compaction-interval", o.CompactionInterval))
 	errs.add(checkPositive(s, "etcd-healthcheck-timeout", o.HealthcheckTimeout))
+	errs.add(checkNotNegativeInt(s, "etcd-quota-backend-bytes", o.QuotaBackendBytes, "etcd's default of 2 GiB"))
+	if len(o.Servers) > 0 && o.QuotaBackendBytes != 0 {
+		errs.add(problemf(s, "etcd-quota-backend-bytes", strconv.FormatInt(o.QuotaBackendBytes, 10),
+			"applies to the embedded etcd only: set --quota-backend-bytes on the members of the cluster in --etcd-servers"))
+	}
 	return errs
 }

@@ -36,6 +36,10 @@ const (
 	TooSlow
 	// RequestTooLarge: etcd refused a value above its request size limit (1.5 MiB by default; API 413).
 	RequestTooLarge
+	// NoSpace: a write was refused because etcd's database reached its quota (etcd's NOSPACE alarm) or
+	// the disk under the embedded etcd is nearly full. Reads, watches and deletes still work (API 500,
+	// with kube's message for an error that is not a Status).
+	NoSpace
 )
 
 var codeNames = map[ErrorCode]string{
@@ -49,6 +53,7 @@ var codeNames = map[ErrorCode]string{
 	Unavailable:             "Unavailable",
 	TooSlow:                 "TooSlow",
 	RequestTooLarge:         "RequestTooLarge",
+	NoSpace:                 "NoSpace",
 }
 
 // String names the code.

@@ -49,6 +49,11 @@ func apiError(err error, gr schema.GroupResource, name string) error {
 		return apierrors.NewBadRequest(se.Error())
 	case storage.RequestTooLarge:
 		return apierrors.NewRequestEntityTooLargeError(se.Error())
+	case storage.NoSpace:
+		// kube-apiserver does not interpret etcd's "database space exceeded": its error writer turns an
+		// error that is not a Status into a 500 with the error's message and no reason.
+		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+			Message: se.Err.Error()}}
 	case storage.Unavailable:
 		if errors.Is(err, context.DeadlineExceeded) {
 			return apierrors.NewTimeoutError(fmt.Sprintf("etcd did not answer in time: %v", se.Err), 1)

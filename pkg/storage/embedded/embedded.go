@@ -41,6 +41,9 @@ type Config struct {
 	ClientAddress string
 	// UnsafeNoFsync skips fsync: a crash can lose data. For tests only.
 	UnsafeNoFsync bool
+	// QuotaBackendBytes is the size etcd's database may reach before etcd refuses writes with its
+	// NOSPACE alarm; 0 means etcd's default (2 GiB).
+	QuotaBackendBytes int64
 	// Private serves clients over TLS only and requires the client certificate in <Dir>/pki (see
 	// ClientCredentials), made on the first start. Without it etcd takes plain, unauthenticated
 	// connections: for tests and the benchmark harness's own etcd, never for serving users' data.
@@ -98,6 +101,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("start embedded etcd in %s: %w", cfg.Dir, err)
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("start embedded etcd: %w", err)
+	}
+	if err := checkStartSpace(cfg.Dir); err != nil {
 		return nil, fmt.Errorf("start embedded etcd: %w", err)
 	}
 	// etcd itself would wait forever for the lock on its database if another process runs on the
@@ -201,6 +207,7 @@ func etcdConfig(cfg Config, server Credentials, closing *atomic.Bool) (*embed.Co
 	ecfg.TickMs = tickMs
 	ecfg.ElectionMs = electionMs
 	ecfg.SnapshotCatchUpEntries = snapshotCatchUpEntries
+	ecfg.QuotaBackendBytes = cfg.QuotaBackendBytes
 	ecfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapslog.New(cfg.Logger, zapslog.Options{
 		Level:  cfg.LogLevel,
 		Demote: func(entry zapcore.Entry, fields []zapcore.Field) bool { return expected(entry, fields, closing.Load()) },

@@ -17,6 +17,9 @@ func (s *Store) Create(ctx context.Context, key string, value []byte, ttl time.D
 	if key == "" {
 		return storage.KeyValue{}, invalid("create: the key is empty")
 	}
+	if err := s.mayWrite(); err != nil {
+		return storage.KeyValue{}, err
+	}
 	for retried := false; ; retried = true {
 		var opts []clientv3.OpOption
 		lease := clientv3.NoLease

@@ -35,6 +35,9 @@ func (s *Store) interpret(op, key string, err error) error {
 	case unavailable(err):
 		return &storage.StorageError{Code: storage.Unavailable, Op: op, Key: key,
 			Err: fmt.Errorf("etcd at %s is unavailable: %w", s.endpoints, err)}
+	case errors.Is(err, rpctypes.ErrNoSpace):
+		// etcd's own message, which kube-apiserver passes on as it is.
+		return &storage.StorageError{Code: storage.NoSpace, Op: op, Key: key, Err: err}
 	case tooLarge(err):
 		return &storage.StorageError{Code: storage.RequestTooLarge, Op: op, Key: key,
 			Err: fmt.Errorf("%s %q: the value is larger than etcd accepts: %w", op, key, err)}

@@ -46,6 +46,9 @@ type Config struct {
 	// WatchBufferSize is how many events a watch holds for a reader that has not taken them yet
 	// (default 1000). A reader that leaves the buffer full for a second gets a TooSlow error event.
 	WatchBufferSize int
+	// WriteGate, when set, is asked before every create and update, and its error (a NoSpace
+	// StorageError, say) refuses the write. It is on the write path: it must answer from memory.
+	WriteGate func() error
 	// Logger receives the store's and the etcd client's logs (warnings and errors only for the
 	// client). Nil discards them.
 	Logger *slog.Logger
@@ -82,6 +85,7 @@ type Store struct {
 	compactionInterval time.Duration
 	watchBufferSize    int
 	slowWatchGrace     time.Duration
+	writeGate          func() error
 	logger             *slog.Logger
 
 	mu      sync.Mutex
@@ -94,6 +98,14 @@ type Store struct {
 	activeWatches atomic.Int64
 	// revisions shares quorum reads of the current revision among concurrent callers.
 	revisions *revisionReads
+}
+
+// mayWrite asks the write gate, if there is one.
+func (s *Store) mayWrite() error {
+	if s.writeGate == nil {
+		return nil
+	}
+	return s.writeGate()
 }
 
 // ActiveWatches returns how many etcd watches the store has open.
@@ -159,6 +171,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		healthcheckTimeout: cfg.HealthcheckTimeout,
 		compactionInterval: cfg.CompactionInterval,
 		watchBufferSize:    cfg.WatchBufferSize,
+		writeGate:          cfg.WriteGate,
 		slowWatchGrace:     slowWatchGrace,
 		logger:             cfg.Logger,
 		revisions:          newRevisionReads(),

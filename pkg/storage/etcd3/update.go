@@ -57,6 +57,9 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 			}
 			return current, nil
 		}
+		if err := s.mayWrite(); err != nil {
+			return storage.KeyValue{}, err
+		}
 		putOpts := []clientv3.OpOption{clientv3.WithIgnoreLease()}
 		lease := clientv3.NoLease
 		if opts.TTL > 0 {
