@@ -146,6 +146,7 @@ func (p *PreparedServer) chain(authn auth.Authenticator, authz auth.Authorizer) 
 		filters.WithMetrics(p.metrics, log),
 		filters.WithRequestInfo,
 		filters.WithPanicRecovery(log),
+		filters.WithConnectionClose(&p.closing),
 		filters.WithGrownStack,
 	}
 	for _, f := range wrap {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"
@@ -19,6 +20,8 @@ import (
 type PreparedServer struct {
 	*Server
 	shutdown *healthz.Gate
+	// closing is set for the shutdown delay: responses ask clients to reconnect.
+	closing atomic.Bool
 	// ready closes when the listeners are bound and every post-start hook has finished.
 	ready chan struct{}
 }
@@ -157,6 +160,7 @@ func (p *PreparedServer) shutdownSequence(servers []*httpServer, drain chan stru
 	log := p.cfg.Logger
 	t0 := time.Now()
 	p.shutdown.Set(errors.New("process is shutting down"))
+	p.closing.Store(true)
 	log.Info("shutdown initiated: /readyz now fails", "delay", p.cfg.ShutdownDelayDuration)
 
 	deadline, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownDelayDuration+p.cfg.ShutdownTimeout)

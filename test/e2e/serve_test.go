@@ -173,3 +173,97 @@ func TestPortInUse(t *testing.T) {
 		t.Errorf("output lacks %q:\n%s", want, p.output)
 	}
 }
+
+// TestShutdownKeepAlivePOSTs is issue 14's shutdown must-show: keep-alive clients that POST through a
+// graceful shutdown never get an EOF on a connection they reused, in 10 runs. During the shutdown
+// delay every response asks the client to reconnect, so no connection is left idle for the drain to
+// close under a request; what fails is only new connections the closed listener refuses, which every
+// client retries.
+func TestShutdownKeepAlivePOSTs(t *testing.T) {
+	runs := 10
+	if testing.Short() {
+		runs = 2
+	}
+	var ok, dropped int64
+	for run := range runs {
+		o, d, failures := postThroughShutdown(t)
+		ok, dropped = ok+o, dropped+d
+		if len(failures) > 0 {
+			t.Fatalf("run %d: %d POSTs failed on reused connections: %v", run+1, len(failures), failures)
+		}
+	}
+	t.Logf("%d runs: %d POSTs succeeded, %d were not accepted once the listener closed, none failed", runs, ok, dropped)
+}
+
+// postThroughShutdown runs eight keep-alive POST clients against a server, stops the server gracefully
+// under them, and returns what the clients saw.
+func postThroughShutdown(t *testing.T) (ok, dropped int64, failures []string) {
+	t.Helper()
+	ports := freePorts(t, 2)
+	base := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
+	p := startServe(t, "--secure-port", fmt.Sprint(ports[0]), "--insecure-port", fmt.Sprint(ports[1]),
+		"--shutdown-delay-duration", "1s")
+	waitReady(t, ports[1])
+	var okN, droppedN atomic.Int64
+	var mu sync.Mutex
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			client := &http.Client{Timeout: 10 * time.Second}
+			defer client.CloseIdleConnections()
+			body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"shutdown-"},"data":{"a":"1"}}`
+			for deadline := time.Now().Add(8 * time.Second); time.Now().Before(deadline); {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				code, reused, err := postTraced(client, base+"/api/v1/namespaces/default/configmaps", body)
+				switch {
+				case err == nil && code == http.StatusCreated:
+					okN.Add(1)
+				case err != nil && notAccepted(err, reused):
+					droppedN.Add(1)
+					time.Sleep(10 * time.Millisecond)
+				default:
+					mu.Lock()
+					failures = append(failures, fmt.Sprintf("client %d: %d reused=%v %v", i, code, reused, err))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 15*time.Second); code != 0 {
+		t.Errorf("exit code %d, want 0\n%s", code, p.output)
+	}
+	close(stop)
+	wg.Wait()
+	if okN.Load() == 0 || droppedN.Load() == 0 {
+		t.Errorf("the stream did not span the shutdown: %d ok, %d not accepted", okN.Load(), droppedN.Load())
+	}
+	return okN.Load(), droppedN.Load(), failures
+}
+
+// postTraced POSTs body, also reporting whether the request went out on a connection used before.
+func postTraced(c *http.Client, url, body string) (code int, reused bool, err error) {
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return 0, false, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
+	}))
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, reused, err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, reused, err
+}
