@@ -30,7 +30,21 @@ type ServingCert struct {
 	cert    *tls.Certificate
 	certPEM []byte
 	keyPEM  []byte
+	// warned is the last expiry warning logged for the current pair, so each is logged once.
+	warned expiryState
 }
+
+// expiryState is how close the current pair is to its NotAfter.
+type expiryState int
+
+const (
+	expiryFar expiryState = iota
+	expirySoon
+	expiryPast
+)
+
+// expiryWarning is how long before its NotAfter a serving certificate is said to expire soon.
+const expiryWarning = 30 * 24 * time.Hour
 
 // NewServingCert loads the pair; it fails if the files do not hold a matching pair.
 func NewServingCert(certFile, keyFile string, log *slog.Logger) (*ServingCert, error) {
@@ -38,6 +52,7 @@ func NewServingCert(certFile, keyFile string, log *slog.Logger) (*ServingCert, e
 	if _, err := c.reload(); err != nil {
 		return nil, err
 	}
+	c.warnExpiry(time.Now())
 	return c, nil
 }
 
@@ -76,7 +91,7 @@ func (c *ServingCert) reload() (bool, error) {
 		return false, fmt.Errorf("loading serving pair %s and %s: %w", c.certFile, c.keyFile, err)
 	}
 	c.mu.Lock()
-	c.cert, c.certPEM, c.keyPEM = &pair, certPEM, keyPEM
+	c.cert, c.certPEM, c.keyPEM, c.warned = &pair, certPEM, keyPEM, expiryFar
 	c.mu.Unlock()
 	return true, nil
 }
@@ -93,7 +108,39 @@ func (c *ServingCert) Run(ctx context.Context, interval time.Duration) {
 			c.log.Info("reloaded the serving certificate from disk", "file", c.certFile,
 				"subject", leaf.Subject.String(), "notAfter", leaf.NotAfter.UTC().Format(time.RFC3339), "dnsNames", leaf.DNSNames)
 		}
+		c.warnExpiry(time.Now())
 	})
+}
+
+// warnExpiry logs, once per pair, that the serving certificate expires within expiryWarning or has
+// expired: clients refuse an expired one, and nothing else would say why.
+func (c *ServingCert) warnExpiry(now time.Time) {
+	c.mu.Lock()
+	leaf := c.cert.Leaf
+	state := expiryFar
+	switch {
+	case leaf == nil:
+	case !now.Before(leaf.NotAfter):
+		state = expiryPast
+	case leaf.NotAfter.Sub(now) < expiryWarning:
+		state = expirySoon
+	}
+	warn := state > c.warned
+	if warn {
+		c.warned = state
+	}
+	c.mu.Unlock()
+	if !warn || c.log == nil {
+		return
+	}
+	notAfter := leaf.NotAfter.UTC().Format(time.RFC3339)
+	if state == expiryPast {
+		c.log.Warn("the serving certificate has expired: clients refuse the connection; renew it (apictl certs renew apiserver) and the server picks it up without a restart",
+			"file", c.certFile, "notAfter", notAfter)
+		return
+	}
+	c.log.Warn("the serving certificate expires soon: renew it (apictl certs renew apiserver) and the server picks it up without a restart",
+		"file", c.certFile, "notAfter", notAfter)
 }
 
 // CABundle is a pool of CA certificates, for verifying client certificates.

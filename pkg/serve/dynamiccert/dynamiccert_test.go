@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -89,5 +90,41 @@ func TestCABundleReload(t *testing.T) {
 	write(t, file, append(c1, c2...))
 	if changed, err := b.reload(); !changed || err != nil || b.Pool() == first {
 		t.Errorf("a new bundle must replace the pool: changed=%v err=%v", changed, err)
+	}
+}
+
+func TestServingCertExpiryWarnings(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	c1, k1 := pair(t, 1) // valid for another hour
+	write(t, certFile, c1)
+	write(t, keyFile, k1)
+	var logs strings.Builder
+	sc, err := NewServingCert(certFile, keyFile, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(s string) int { return strings.Count(logs.String(), s) }
+	if count("expires soon") != 1 {
+		t.Fatalf("a certificate an hour from expiry, at start:\n%s", logs.String())
+	}
+	sc.warnExpiry(time.Now())
+	sc.warnExpiry(time.Now().Add(2 * time.Hour))
+	sc.warnExpiry(time.Now().Add(3 * time.Hour))
+	if count("expires soon") != 1 || count("has expired") != 1 {
+		t.Fatalf("each warning once per certificate:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "apictl certs renew apiserver") {
+		t.Errorf("no way out named:\n%s", logs.String())
+	}
+	c2, k2 := pair(t, 2)
+	write(t, certFile, c2)
+	write(t, keyFile, k2)
+	if _, err := sc.reload(); err != nil {
+		t.Fatal(err)
+	}
+	sc.warnExpiry(time.Now().Add(2 * time.Hour))
+	if count("has expired") != 2 {
+		t.Errorf("a new certificate that expired is warned about again:\n%s", logs.String())
 	}
 }
