@@ -88,6 +88,9 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		Features:          cfg.FeatureGates,
 		CustomResources:   customResources,
 		Escalation:        escalation,
+		// The review APIs ask the secure port's authenticator and authorizer.
+		Creaters: withTokenRequest(reviewCreaters(cfg),
+			cfg.ServiceAccountTokens),
 	})
 	if err != nil {
 		return nil, err
@@ -138,6 +141,9 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		if err := addRBACHooks(s, cfg, rest, &bg, policy, policyStores); err != nil {
 			return nil, err
 		}
+	}
+	if err := addServiceAccountHooks(s, cfg, o, rest, caches, &bg); err != nil {
+		return nil, err
 	}
 	return s.PrepareRun(), nil
 }

@@ -28,6 +28,9 @@ func newWatchCaches(api *routes.API, store storage.Store, log *slog.Logger) (*wa
 	for _, g := range api.Groups() {
 		for _, v := range g.Versions {
 			for _, r := range v.Resources {
+				if r.CreateOnly() {
+					continue // nothing stored, nothing to watch
+				}
 				gr := schema.GroupResource{Group: g.Name, Resource: r.Plural}
 				if _, done := w.byResource[gr]; done {
 					continue // one cache per resource, whatever its versions

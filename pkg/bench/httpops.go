@@ -21,7 +21,10 @@ const (
 	getName = "list-00000"
 )
 
-func listName(i int) string   { return fmt.Sprintf("list-%05d", i) }
+// listNamePrefix starts the names of the listed objects.
+const listNamePrefix = "list-"
+
+func listName(i int) string   { return fmt.Sprintf(listNamePrefix+"%05d", i) }
 func updateName(w int) string { return "update-" + strconv.Itoa(w) }
 
 func configMapsPath(namespace string) string {
@@ -116,7 +119,11 @@ type objectMeta struct {
 
 // listCount is the part of a list the harness checks.
 type listCount struct {
-	Items []json.RawMessage `json:"items"`
+	Items []struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	} `json:"items"`
 }
 
 func resourceVersionOf(body []byte) (string, error) {

@@ -89,7 +89,7 @@ type kubectlCommand struct {
 // then Runs rounds, each running `kubectl version --client` and then `kubectl get` over both ports
 // back to back, so that a slow spell of the machine hits all three. kubectl's state (its discovery
 // cache) stays in dir.
-func measureKubectl(ctx context.Context, cfg Config, s *server, dir string) (*Kubectl, error) {
+func measureKubectl(ctx context.Context, cfg Config, s *server, dir string, others []string) (*Kubectl, error) {
 	k := &Kubectl{Objects: cfg.ListObjects, Warmups: kubectlWarmups, Runs: cfg.KubectlRuns, Target: KubectlTarget, Invocation: kubectlInvocation}
 	binary := cfg.Kubectl
 	if binary == "" {
@@ -103,10 +103,11 @@ func measureKubectl(ctx context.Context, cfg Config, s *server, dir string) (*Ku
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("measuring kubectl: %w", err)
 	}
-	names := make([]string, cfg.ListObjects)
+	names := make([]string, cfg.ListObjects, cfg.ListObjects+len(others))
 	for i := range names {
 		names[i] = listName(i)
 	}
+	names = append(names, others...)
 	table := func(out []byte) error { return checkKubectlTable(out, names) }
 	cache := filepath.Join(dir, "cache")
 	noKubeconfig := kubectlEnv(os.Environ(), filepath.Join(dir, "no-kubeconfig"))

@@ -119,7 +119,7 @@ func TestMeasureKubectl(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "kubectl")
 			s := &server{dataDir: t.TempDir(), insecureURL: "http://127.0.0.1:1"}
 			cfg := Config{Kubectl: binary, KubectlRuns: 2, ListObjects: 3}
-			k, err := measureKubectl(context.Background(), cfg, s, dir)
+			k, err := measureKubectl(context.Background(), cfg, s, dir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +155,7 @@ func TestMeasureKubectl(t *testing.T) {
 func TestMeasureKubectlSkipsWithoutKubectl(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	s := &server{dataDir: t.TempDir(), insecureURL: "http://127.0.0.1:1"}
-	k, err := measureKubectl(context.Background(), Config{KubectlRuns: 5, ListObjects: 1000}, s, t.TempDir())
+	k, err := measureKubectl(context.Background(), Config{KubectlRuns: 5, ListObjects: 1000}, s, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestMeasureKubectlEndsWithTheContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s := &server{dataDir: t.TempDir(), insecureURL: "http://127.0.0.1:1"}
-	_, err := measureKubectl(ctx, Config{Kubectl: binary, KubectlRuns: 2, ListObjects: 3}, s, t.TempDir())
+	_, err := measureKubectl(ctx, Config{Kubectl: binary, KubectlRuns: 2, ListObjects: 3}, s, t.TempDir(), nil)
 	if err == nil || !strings.Contains(err.Error(), "measuring kubectl: context canceled") {
 		t.Errorf("error %v, want the context's", err)
 	}

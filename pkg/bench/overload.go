@@ -109,7 +109,7 @@ func measureOverload(ctx context.Context, cfg Config, etcdURLs []string, dir str
 	path := configMapsPath(listNamespace)
 	// One list first shows that the certificate is accepted, its user may list, and the seeded
 	// objects are there: every 200 of the overload is then the same answer.
-	if err := checkListed(ctx, h, path, cfg.ListObjects); err != nil {
+	if _, err := checkListed(ctx, h, path, cfg.ListObjects); err != nil {
 		return nil, fmt.Errorf("measuring overload: %w", err)
 	}
 	if err := sleep(ctx, cfg.Settle); err != nil {

@@ -194,7 +194,7 @@ func TestOverloadClient(t *testing.T) {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := r.TLS.PeerCertificates[0]
 		seenCh <- seen{c.Subject.CommonName, c.Subject.Organization, r.Proto}
-		io.WriteString(w, `{"items":[{},{}]}`)
+		io.WriteString(w, `{"items":[{"metadata":{"name":"list-00000"}},{"metadata":{"name":"list-00001"}},{"metadata":{"name":"kube-root-ca.crt"}}]}`)
 	}))
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{serving}, ClientCAs: pool,
 		ClientAuth: tls.RequireAndVerifyClientCert, NextProtos: []string{"h2", "http/1.1"}}
@@ -209,8 +209,8 @@ func TestOverloadClient(t *testing.T) {
 	}
 	defer client.CloseIdleConnections()
 	h := httpTarget{client: client, base: srv.URL, protoMajor: 1}
-	if err := checkListed(context.Background(), h, "/list", 2); err != nil {
-		t.Fatal(err)
+	if others, err := checkListed(context.Background(), h, "/list", 2); err != nil || !slices.Equal(others, []string{"kube-root-ca.crt"}) {
+		t.Fatalf("checkListed: others %q, %v; want 2 seeded and kube-root-ca.crt", others, err)
 	}
 	got := <-seenCh
 	// Not system:masters: the in-flight limit applies to this user.
@@ -221,7 +221,7 @@ func TestOverloadClient(t *testing.T) {
 	if got.proto != "HTTP/1.1" {
 		t.Errorf("spoke %s, want HTTP/1.1", got.proto)
 	}
-	if err := checkListed(context.Background(), h, "/list", 3); err == nil || !strings.Contains(err.Error(), "2 items, want the 3 seeded ones") {
+	if _, err := checkListed(context.Background(), h, "/list", 3); err == nil || !strings.Contains(err.Error(), "2 items, want the 3 seeded ones") {
 		t.Errorf("error %v, want one about the item count", err)
 	}
 	// A second issue keeps the certificate that fits.

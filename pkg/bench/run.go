@@ -155,7 +155,7 @@ func compare(ctx context.Context, cfg Config, dir string, report *Report) (err e
 	if err := seed(ctx, h, cfg.ListObjects, cfg.maxConcurrency()); err != nil {
 		return err
 	}
-	value, err := verify(ctx, h, cli, cfg.ListObjects)
+	value, others, err := verify(ctx, h, cli, cfg.ListObjects)
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func compare(ctx context.Context, cfg Config, dir string, report *Report) (err e
 	if err != nil {
 		return err
 	}
-	e := etcdTarget{cli: cli, value: value, listed: cfg.ListObjects}
+	e := etcdTarget{cli: cli, value: value, listed: cfg.ListObjects + len(others)}
 	w := window{Warmup: cfg.Warmup, Duration: cfg.Duration}
 	for _, c := range cfg.Concurrency {
 		rs, err := measureConcurrency(ctx, cfg, s, e, c, w, scrapeCost)
@@ -184,7 +184,7 @@ func compare(ctx context.Context, cfg Config, dir string, report *Report) (err e
 	// The measurements wrote only outside the listed namespace: it still holds exactly the seeded
 	// objects, which kubectl must print and the overloaded server lists.
 	cfg.Logger.Info("timing kubectl get", "objects", cfg.ListObjects)
-	if report.Kubectl, err = measureKubectl(ctx, cfg, s, filepath.Join(dir, "kubectl")); err != nil {
+	if report.Kubectl, err = measureKubectl(ctx, cfg, s, filepath.Join(dir, "kubectl"), others); err != nil {
 		return err
 	}
 	// The overloaded server has the machine to itself, and the same data whatever the run's length:

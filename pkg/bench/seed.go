@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,20 +94,32 @@ func (e *listedCountError) Error() string {
 	return fmt.Sprintf("GET %s: %d items, want the %d seeded ones", e.path, e.got, e.want)
 }
 
-// checkListed lists path once and checks it returns want items.
-func checkListed(ctx context.Context, h httpTarget, path string, want int) error {
+// checkListed lists path once, checks it returns the want seeded items, and returns the names of the
+// others: besides the seeded objects a namespace holds what the server's controllers put there (the
+// kube-root-ca.crt ConfigMap, as kube-controller-manager does), which LIST, etcd's range and kubectl's
+// table carry alike.
+func checkListed(ctx context.Context, h httpTarget, path string, want int) ([]string, error) {
 	var buf bytes.Buffer
 	if err := h.do(ctx, http.MethodGet, path, nil, http.StatusOK, &buf); err != nil {
-		return err
+		return nil, err
 	}
 	var l listCount
 	if err := json.Unmarshal(buf.Bytes(), &l); err != nil {
-		return fmt.Errorf("GET %s: %w", path, err)
+		return nil, fmt.Errorf("GET %s: %w", path, err)
 	}
-	if len(l.Items) != want {
-		return &listedCountError{path: path, got: len(l.Items), want: want}
+	seeded := 0
+	var others []string
+	for _, item := range l.Items {
+		if strings.HasPrefix(item.Metadata.Name, listNamePrefix) {
+			seeded++
+		} else {
+			others = append(others, item.Metadata.Name)
+		}
 	}
-	return nil
+	if seeded != want {
+		return nil, &listedCountError{path: path, got: seeded, want: want}
+	}
+	return others, nil
 }
 
 // clearWrites deletes, directly in etcd, the objects the measurements wrote to writeNamespace: many
@@ -126,22 +139,25 @@ const listSettleTimeout = 10 * time.Second
 // verify checks, before anything is measured, that both sides see the same data: LIST (with and
 // without resourceVersion=0) returns exactly the seeded objects, etcd's range of the server's prefix
 // has as many keys, and GET's key is where the harness expects it. It returns the stored value of
-// GET's object, which etcd's writes then carry.
-func verify(ctx context.Context, h httpTarget, cli *clientv3.Client, listed int) (string, error) {
+// GET's object, which etcd's writes then carry, and the names of the server's own objects in the
+// listed namespace.
+func verify(ctx context.Context, h httpTarget, cli *clientv3.Client, listed int) (string, []string, error) {
+	var others []string
 	for _, query := range []string{"", "?resourceVersion=0"} {
 		path := configMapsPath(listNamespace) + query
 		deadline := time.Now().Add(listSettleTimeout)
 		for {
-			err := checkListed(ctx, h, path, listed)
+			var err error
+			others, err = checkListed(ctx, h, path, listed)
 			if err == nil {
 				break
 			}
 			if ce := (*listedCountError)(nil); !errors.As(err, &ce) || time.Now().After(deadline) {
-				return "", err
+				return "", nil, err
 			}
 			select {
 			case <-ctx.Done():
-				return "", ctx.Err()
+				return "", nil, ctx.Err()
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
@@ -149,18 +165,18 @@ func verify(ctx context.Context, h httpTarget, cli *clientv3.Client, listed int)
 	prefix := serverPrefix(listNamespace)
 	resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
-		return "", fmt.Errorf("counting the keys under %s: %w", prefix, err)
+		return "", nil, fmt.Errorf("counting the keys under %s: %w", prefix, err)
 	}
-	if resp.Count != int64(listed) {
-		return "", fmt.Errorf("etcd has %d keys under %s, want the %d the server listed: the server's key layout is not the harness's", resp.Count, prefix, listed)
+	if total := listed + len(others); resp.Count != int64(total) {
+		return "", nil, fmt.Errorf("etcd has %d keys under %s, want the %d the server listed: the server's key layout is not the harness's", resp.Count, prefix, total)
 	}
 	key := serverKey(listNamespace, getName)
 	got, err := cli.Get(ctx, key)
 	if err != nil {
-		return "", fmt.Errorf("reading %s: %w", key, err)
+		return "", nil, fmt.Errorf("reading %s: %w", key, err)
 	}
 	if len(got.Kvs) != 1 {
-		return "", errors.New("etcd has no key " + key + ": the server's key layout is not the harness's")
+		return "", nil, errors.New("etcd has no key " + key + ": the server's key layout is not the harness's")
 	}
-	return string(got.Kvs[0].Value), nil
+	return string(got.Kvs[0].Value), others, nil
 }

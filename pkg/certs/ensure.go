@@ -152,7 +152,10 @@ func checkValidity(validity, caValidity time.Duration) error {
 // EnsureServing makes the cert dir hold a valid PKI for `apictl serve`, and is what `apictl certs
 // init` runs. It keeps what exists and fits, creates what is missing, and re-issues leaves that have
 // expired, were signed by another CA, lack a usage or a requested SAN, or carry the wrong subject
-// (keeping their keys, and their old SANs besides the requested ones). It writes admin.kubeconfig.
+// (keeping their keys, and their old SANs besides the requested ones). It writes admin.kubeconfig,
+// and the front proxy's own CA and client pair (front-proxy-ca, front-proxy-client) as kubeadm does.
+// It also keeps or creates the service-account signing pair sa.key/sa.pub, which only
+// `apictl certs renew sa` replaces.
 // A CA is never replaced unless ForceCA is set; a ca.crt without ca.key is an external CA, against
 // which leaves are checked but which cannot sign, so a leaf that needs signing is an error.
 //
@@ -175,6 +178,10 @@ func ensureServing(ctx context.Context, spec ServingSpec, w fileWriter) (*Report
 		ServingCert:     CertPath(p.Dir, NameAPIServer),
 		ServingKey:      KeyPath(p.Dir, NameAPIServer),
 		AdminKubeconfig: filepath.Join(p.Dir, AdminKubeconfigName),
+
+		FrontProxyCACert:     CertPath(p.Dir, NameFrontProxyCA),
+		FrontProxyClientCert: CertPath(p.Dir, NameFrontProxyClient),
+		FrontProxyClientKey:  KeyPath(p.Dir, NameFrontProxyClient),
 	}
 	cas := map[string]*caState{}
 	var errs []error
@@ -220,6 +227,10 @@ func ensureServing(ctx context.Context, spec ServingSpec, w fileWriter) (*Report
 	if report.ExternalCA = cas[NameCA].external; report.ExternalCA {
 		report.CAKey = ""
 	}
+	if err := r.ensureServiceAccount(ctx, p.keyAlgorithm); err != nil {
+		return nil, err
+	}
+	report.ServiceAccountKey, report.ServiceAccountPub = ServiceAccountKeyPath(p.Dir), ServiceAccountPubPath(p.Dir)
 	if err := r.ensureKubeconfig(report.AdminKubeconfig, p.server, AdminUser, cas[NameCA].kp.Cert, leaves[NameAdmin]); err != nil {
 		return nil, err
 	}

@@ -23,7 +23,8 @@ func TestEnsureServingCreatesThePKI(t *testing.T) {
 		s.AdvertiseAddress = "192.168.1.10"
 	})
 
-	wantFiles := []string{"ca.key", "ca.crt", "apiserver.key", "apiserver.crt", "admin.key", "admin.crt", "admin.kubeconfig"}
+	wantFiles := []string{"ca.key", "ca.crt", "apiserver.key", "apiserver.crt", "admin.key", "admin.crt",
+		"front-proxy-ca.key", "front-proxy-ca.crt", "front-proxy-client.key", "front-proxy-client.crt", "sa.key", "sa.pub", "admin.kubeconfig"}
 	var got []string
 	for _, f := range r.Files {
 		rel, _ := filepath.Rel(dir, f.Path)
@@ -43,6 +44,8 @@ func TestEnsureServingCreatesThePKI(t *testing.T) {
 	modes := map[string]fs.FileMode{
 		"ca.key": 0o600, "ca.crt": 0o644, "apiserver.key": 0o600, "apiserver.crt": 0o644,
 		"admin.key": 0o600, "admin.crt": 0o644, "admin.kubeconfig": 0o600, ".": 0o700, "..": 0o700,
+		"front-proxy-ca.key": 0o600, "front-proxy-ca.crt": 0o644, "front-proxy-client.key": 0o600, "front-proxy-client.crt": 0o644,
+		"sa.key": 0o600, "sa.pub": 0o644,
 	}
 	for name, want := range modes {
 		info, err := os.Stat(filepath.Join(dir, name))
@@ -92,6 +95,28 @@ func TestEnsureServingCreatesThePKI(t *testing.T) {
 		if _, err := readCert(t, dir, name).Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{eku}}); err != nil {
 			t.Errorf("%s does not verify against ca.crt: %v", name, err)
 		}
+	}
+	// The front proxy has its own CA, as kubeadm's has, so that its client certificate, which may assert
+	// any user in request headers, is not an ordinary client certificate and no admin pair is a proxy's.
+	proxyCA := readCert(t, dir, NameFrontProxyCA)
+	if !proxyCA.IsCA || proxyCA.Subject.CommonName != "front-proxy-ca" || proxyCA.Equal(ca) {
+		t.Errorf("front-proxy CA: IsCA %v, subject %v", proxyCA.IsCA, proxyCA.Subject)
+	}
+	proxy := readCert(t, dir, NameFrontProxyClient)
+	if proxy.Subject.String() != "CN=front-proxy-client" || !slices.Equal(proxy.ExtKeyUsage, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}) {
+		t.Errorf("front-proxy client: subject %v, usages %v; want CN=front-proxy-client and client auth", proxy.Subject, proxy.ExtKeyUsage)
+	}
+	proxyRoots := x509.NewCertPool()
+	proxyRoots.AddCert(proxyCA)
+	clientAuth := []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	if _, err := proxy.Verify(x509.VerifyOptions{Roots: proxyRoots, KeyUsages: clientAuth}); err != nil {
+		t.Errorf("front-proxy-client does not verify against front-proxy-ca.crt: %v", err)
+	}
+	if _, err := proxy.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: clientAuth}); err == nil {
+		t.Error("front-proxy-client verifies against ca.crt: it would authenticate as itself")
+	}
+	if _, err := admin.Verify(x509.VerifyOptions{Roots: proxyRoots, KeyUsages: clientAuth}); err == nil {
+		t.Error("admin verifies against front-proxy-ca.crt: it could assert any user in headers")
 	}
 	if _, err := serving.Verify(x509.VerifyOptions{Roots: roots, DNSName: "x.apps.example.com"}); err != nil {
 		t.Errorf("wildcard SAN: %v", err)
@@ -145,6 +170,8 @@ func TestEnsureServingReissuesOnlyWhatNoLongerFits(t *testing.T) {
 	want := map[string]Action{
 		"ca.key": ActionKept, "ca.crt": ActionKept, "apiserver.key": ActionKept, "apiserver.crt": ActionReissued,
 		"admin.key": ActionKept, "admin.crt": ActionKept, "admin.kubeconfig": ActionKept,
+		"front-proxy-ca.key": ActionKept, "front-proxy-ca.crt": ActionKept, "front-proxy-client.key": ActionKept, "front-proxy-client.crt": ActionKept,
+		"sa.key": ActionKept, "sa.pub": ActionKept,
 	}
 	if got := actions(t, r); !maps.Equal(got, want) {
 		t.Errorf("actions %v, want %v", got, want)
@@ -174,6 +201,8 @@ func TestEnsureServingForce(t *testing.T) {
 	want := map[string]Action{
 		"ca.key": ActionKept, "ca.crt": ActionKept, "apiserver.key": ActionReissued, "apiserver.crt": ActionReissued,
 		"admin.key": ActionReissued, "admin.crt": ActionReissued, "admin.kubeconfig": ActionUpdated,
+		"front-proxy-ca.key": ActionKept, "front-proxy-ca.crt": ActionKept, "front-proxy-client.key": ActionReissued, "front-proxy-client.crt": ActionReissued,
+		"sa.key": ActionKept, "sa.pub": ActionKept, // --force never replaces the service-account key: tokens would stop verifying
 	}
 	if got := actions(t, r); !maps.Equal(got, want) {
 		t.Errorf("actions %v, want %v", got, want)
@@ -190,6 +219,8 @@ func TestEnsureServingForce(t *testing.T) {
 	want = map[string]Action{
 		"ca.key": ActionReissued, "ca.crt": ActionReissued, "apiserver.key": ActionKept, "apiserver.crt": ActionReissued,
 		"admin.key": ActionKept, "admin.crt": ActionReissued, "admin.kubeconfig": ActionUpdated,
+		"front-proxy-ca.key": ActionReissued, "front-proxy-ca.crt": ActionReissued, "front-proxy-client.key": ActionKept, "front-proxy-client.crt": ActionReissued,
+		"sa.key": ActionKept, "sa.pub": ActionKept,
 	}
 	if got := actions(t, r); !maps.Equal(got, want) {
 		t.Errorf("--force-ca: actions %v, want %v", got, want)

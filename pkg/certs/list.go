@@ -81,6 +81,9 @@ type Listing struct {
 	WarnWithin   string       `json:"warnWithin"`
 	Certificates []CertStatus `json:"certificates"`
 	Unreadable   []Unreadable `json:"unreadable,omitempty"`
+
+	// Keys are the key pairs without a certificate: the service-account pair.
+	Keys []KeyStatus `json:"keys,omitempty"`
 }
 
 // OK reports whether every certificate is ok and every file readable: the exit status of `apictl
@@ -88,6 +91,11 @@ type Listing struct {
 func (l *Listing) OK() bool {
 	for _, c := range l.Certificates {
 		if c.Status != StatusOK {
+			return false
+		}
+	}
+	for _, k := range l.Keys {
+		if k.Status != StatusOK {
 			return false
 		}
 	}
@@ -169,6 +177,9 @@ func List(opts ListOptions) (*Listing, error) {
 		}
 		return a.Name < b.Name
 	})
+	if k := listServiceAccount(opts.Dir); k != nil {
+		l.Keys = append(l.Keys, *k)
+	}
 	if len(l.Certificates) == 0 && len(l.Unreadable) == 0 {
 		return nil, flagErrorf("cert-dir", opts.Dir, "holds no certificates: create them with apictl certs init --cert-dir %s", opts.Dir)
 	}

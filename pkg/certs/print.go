@@ -73,7 +73,10 @@ func WriteListing(w io.Writer, l *Listing, f output.Format, terminal bool) error
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	return output.WriteTable(w, t, terminal)
+	if err := output.WriteTable(w, t, terminal); err != nil || len(l.Keys) == 0 {
+		return err
+	}
+	return writeKeys(w, l.Keys, terminal)
 }
 
 // WriteListingProblems prints why each certificate that is not ok is not, and every unreadable file,
@@ -83,6 +86,11 @@ func WriteListingProblems(w io.Writer, l *Listing) error {
 	for _, c := range l.Certificates {
 		for _, p := range c.Problems {
 			fmt.Fprintf(&b, "%s (%s): %s: %s\n", c.Name, c.Path, c.Status, p)
+		}
+	}
+	for _, k := range l.Keys {
+		for _, p := range k.Problems {
+			fmt.Fprintf(&b, "%s (%s): %s: %s\n", k.Name, k.Path, k.Status, p)
 		}
 	}
 	for _, u := range l.Unreadable {

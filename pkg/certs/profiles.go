@@ -55,6 +55,12 @@ const (
 	NameEtcdServer          = "etcd/server"
 	NameEtcdPeer            = "etcd/peer"
 	NameAPIServerEtcdClient = "apiserver-etcd-client"
+	// NameFrontProxyCA signs the certificates of authenticating proxies (the aggregation layer),
+	// whose requests carry the user in X-Remote-User headers; it is kept apart from ca so that no
+	// ordinary client certificate can assert another user (kubeadm's front-proxy-ca).
+	NameFrontProxyCA = "front-proxy-ca"
+	// NameFrontProxyClient is the proxy's client pair, signed by front-proxy-ca.
+	NameFrontProxyClient = "front-proxy-client"
 )
 
 // AdminKubeconfigName is the kubeconfig `apictl certs init` writes for the admin certificate.
@@ -67,6 +73,9 @@ const (
 	AdminUser = "apictl-admin"
 	// AdminGroup makes the admin a superuser for any authorizer that follows Kubernetes.
 	AdminGroup = "system:masters"
+	// FrontProxyClientName is the front-proxy client certificate's common name, the one name
+	// apictl serve allows to assert users in request headers when it bootstraps its PKI.
+	FrontProxyClientName = "front-proxy-client"
 )
 
 // profile is a certificate apictl knows by name: its subject, its usage, which CA signs it and
@@ -90,12 +99,14 @@ const (
 )
 
 // caCommonNames are the subjects of the CAs apictl creates.
-var caCommonNames = map[string]string{NameCA: "apictl-ca", NameEtcdCA: "apictl-etcd-ca"}
+// The front proxy's names are kubeadm's, which --requestheader-allowed-names lists in most clusters.
+var caCommonNames = map[string]string{NameCA: "apictl-ca", NameEtcdCA: "apictl-etcd-ca", NameFrontProxyCA: "front-proxy-ca"}
 
 // profiles are the leaves `apictl certs init` creates, in the order it creates them.
 var profiles = []profile{
 	{name: NameAPIServer, commonName: "apictl-apiserver", usage: usageServer, ca: NameCA, hosts: hostsAPIServer},
 	{name: NameAdmin, commonName: AdminUser, organizations: []string{AdminGroup}, usage: usageClient, ca: NameCA},
+	{name: NameFrontProxyClient, commonName: FrontProxyClientName, usage: usageClient, ca: NameFrontProxyCA},
 	// etcd wants server and client auth on its server and peer certificates (etcd-io/etcd#9785).
 	{name: NameEtcdServer, commonName: "apictl-etcd-server", usage: usageServer | usageClient, ca: NameEtcdCA, hosts: hostsEtcd},
 	{name: NameEtcdPeer, commonName: "apictl-etcd-peer", usage: usageServer | usageClient, ca: NameEtcdCA, hosts: hostsEtcd},

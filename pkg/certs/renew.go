@@ -66,6 +66,8 @@ func renew(ctx context.Context, spec RenewSpec, w fileWriter) (*Report, error) {
 	if spec.All == (len(spec.Names) > 0) {
 		return nil, errors.New("name the certificates to renew, or give --all for every leaf certificate")
 	}
+	var rotateSA bool
+	spec.Names, rotateSA = withoutServiceAccount(spec.Names)
 	serving := NewServingSpec(spec.Dir)
 	serving.Hosts, serving.EtcdHosts, serving.AdvertiseAddress, serving.Hostname = spec.Hosts, spec.EtcdHosts, spec.AdvertiseAddress, spec.Hostname
 	serving.Validity, serving.CAValidity, serving.KeyAlgorithm = spec.Validity, spec.CAValidity, spec.KeyAlgorithm
@@ -119,11 +121,22 @@ func renew(ctx context.Context, spec RenewSpec, w fileWriter) (*Report, error) {
 		return nil, err
 	}
 	report.Notes = append(report.Notes, r.refreshKubeconfigs(done)...)
+	var saNote string
+	if rotateSA {
+		if saNote, err = r.renewServiceAccount(ctx, spec.KeyAlgorithm); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.files.commit(ctx, w); err != nil {
 		return nil, err
 	}
 	report.Files = r.results
-	report.Notes = append(report.Notes, renewNotes(spec.Dir, done)...)
+	if rotateSA {
+		report.Notes = append(report.Notes, saNote)
+	}
+	if len(done) > 0 {
+		report.Notes = append(report.Notes, renewNotes(spec.Dir, done)...)
+	}
 	return report, nil
 }
 

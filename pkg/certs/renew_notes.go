@@ -25,6 +25,9 @@ func renewNotes(dir string, done []*renewed) []string {
 		case rn.name == NameAPIServerEtcdClient:
 			notes = append(notes, fmt.Sprintf("apictl serve presents %s when it connects to etcd; connections it already holds keep the old certificate, which stays valid until %s.",
 				rn.path, until))
+		case rn.name == NameFrontProxyClient:
+			notes = append(notes, fmt.Sprintf("the front proxy presents %s to API servers that trust %s for request-header authentication; "+
+				"copies of the old certificate elsewhere keep working until %s.", rn.path, CertPath(dir, NameFrontProxyCA), until))
 		case len(rn.kubeconfigs) > 0:
 			notes = append(notes, fmt.Sprintf("%s now embeds the renewed %s certificate; copies of it made before embed the old one, which stays valid until %s: replace them before then.",
 				strings.Join(rn.kubeconfigs, ", "), rn.name, until))

@@ -172,13 +172,13 @@ func TestRenewAll(t *testing.T) {
 		}
 	}
 	slices.Sort(renewedCerts)
-	want := []string{"admin.crt", "apiserver-etcd-client.crt", "apiserver.crt", "etcd/peer.crt", "etcd/server.crt", "jane.crt"}
+	want := []string{"admin.crt", "apiserver-etcd-client.crt", "apiserver.crt", "etcd/peer.crt", "etcd/server.crt", "front-proxy-client.crt", "jane.crt"}
 	if !slices.Equal(renewedCerts, want) {
 		t.Errorf("renewed %v, want every leaf and no CA: %v", renewedCerts, want)
 	}
 	notes := strings.Join(r.Notes, "\n")
 	for _, want := range []string{"etcd reads its certificate and key files again for every new connection", "apictl serve presents " + CertPath(dir, NameAPIServerEtcdClient),
-		"jane.kubeconfig now embeds the renewed jane certificate"} {
+		"jane.kubeconfig now embeds the renewed jane certificate", "the front proxy presents " + CertPath(dir, NameFrontProxyClient)} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
@@ -205,7 +205,10 @@ func TestRenewRefuses(t *testing.T) {
 			adjust: func(s *RenewSpec) { s.Names = []string{"admin"} }, want: "admin.key is missing: renew with --new-key"},
 		{name: "external CA", prepare: func(t *testing.T, dir string) { os.Remove(KeyPath(dir, NameCA)) },
 			adjust: func(s *RenewSpec) { s.Names = []string{"apiserver"} }, want: "has no key in"},
-		{name: "external CA with all", prepare: func(t *testing.T, dir string) { os.Remove(KeyPath(dir, NameCA)) },
+		{name: "external CAs with all", prepare: func(t *testing.T, dir string) {
+			os.Remove(KeyPath(dir, NameCA))
+			os.Remove(KeyPath(dir, NameFrontProxyCA))
+		},
 			adjust: func(s *RenewSpec) { s.All = true }, want: "holds no leaf certificate apictl can renew"},
 		{name: "truncated certificate", prepare: func(t *testing.T, dir string) {
 			os.WriteFile(CertPath(dir, NameAdmin), []byte("-----BEGIN CERTIFICATE-----\nMII"), 0o644)

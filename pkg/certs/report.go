@@ -26,6 +26,8 @@ const (
 	KindCertificate = "certificate"
 	KindKey         = "key"
 	KindKubeconfig  = "kubeconfig"
+	// KindPublicKey is a bare public key (sa.pub).
+	KindPublicKey = "public key"
 )
 
 // FileResult is one file of a run's summary.
@@ -51,6 +53,14 @@ type Report struct {
 	ServingCert     string `json:"servingCert,omitempty"`
 	ServingKey      string `json:"servingKey,omitempty"`
 	AdminKubeconfig string `json:"adminKubeconfig,omitempty"`
+	// FrontProxyCACert verifies the front proxy for request-header authentication; the proxy presents
+	// FrontProxyClientCert and FrontProxyClientKey.
+	FrontProxyCACert     string `json:"frontProxyCACert,omitempty"`
+	FrontProxyClientCert string `json:"frontProxyClientCert,omitempty"`
+	FrontProxyClientKey  string `json:"frontProxyClientKey,omitempty"`
+	// ServiceAccountKey signs service-account tokens; ServiceAccountPub verifies them.
+	ServiceAccountKey string `json:"serviceAccountKey,omitempty"`
+	ServiceAccountPub string `json:"serviceAccountPub,omitempty"`
 	// ExternalCA is true when ca.crt has no ca.key beside it: leaves were checked, not signed.
 	ExternalCA bool `json:"externalCA,omitempty"`
 	// Files lists every file the run considered, in the order it writes them.

@@ -32,6 +32,10 @@ const (
 	// AggregatedDiscoveryEndpoint serves apidiscovery.k8s.io/v2 on /api and /apis when asked for.
 	// GA and locked on, as in kube 1.30+.
 	AggregatedDiscoveryEndpoint = "AggregatedDiscoveryEndpoint"
+
+	// RemoteRequestHeaderUID allows --requestheader-uid-headers: a front proxy may assert the user's
+	// UID. Beta and on by default since kube 1.33.
+	RemoteRequestHeaderUID = "RemoteRequestHeaderUID"
 )
 
 // Spec describes one gate.
@@ -46,6 +50,7 @@ func Known() map[string]Spec {
 	return map[string]Spec{
 		WatchList:                   {Default: true, Stage: Beta},
 		AggregatedDiscoveryEndpoint: {Default: true, Stage: GA, LockToDefault: true},
+		RemoteRequestHeaderUID:      {Default: true, Stage: Beta},
 	}
 }
 

@@ -206,10 +206,18 @@ func (o *InsecureServingOptions) ApplyTo(_ context.Context, cfg *serve.Config) e
 	return nil
 }
 
-// ApplyTo builds the secure port's authenticator: client certificates (from --client-ca-file, else the
-// bootstrapped CA), static tokens, and anonymous requests when allowed.
-func (o *AuthenticationOptions) ApplyTo(_ context.Context, cfg *serve.Config) error {
+// ApplyTo builds the secure port's authenticator, in kube's order: front proxies (request headers),
+// client certificates (from --client-ca-file, else the bootstrapped CA), static tokens, and anonymous
+// requests when allowed.
+func (o *AuthenticationOptions) ApplyTo(ctx context.Context, cfg *serve.Config) error {
 	var authenticators []auth.Authenticator
+	proxy, err := o.RequestHeader.authenticator(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if proxy != nil {
+		authenticators = append(authenticators, proxy)
+	}
 	if o.ClientCAFile != "" && cfg.SecureServing != nil {
 		ca, err := dynamiccert.NewCABundle(o.ClientCAFile, cfg.Logger)
 		if err != nil {
@@ -227,6 +235,10 @@ func (o *AuthenticationOptions) ApplyTo(_ context.Context, cfg *serve.Config) er
 		}
 		authenticators = append(authenticators, tokens)
 	}
+	if err := o.ServiceAccounts.ApplyTo(ctx, cfg); err != nil {
+		return fmt.Errorf("configuring service-account tokens: %w", err)
+	}
+	authenticators = append(authenticators, cfg.ServiceAccountTokens.Authenticator)
 	var anonymous auth.Authenticator
 	if o.Anonymous {
 		anonymous = auth.Anonymous
@@ -234,12 +246,16 @@ func (o *AuthenticationOptions) ApplyTo(_ context.Context, cfg *serve.Config) er
 	cfg.Authentication = auth.Union(anonymous, authenticators...)
 	if cfg.SecureServing != nil {
 		var methods []string
+		if proxy != nil {
+			methods = append(methods, "front-proxy request headers")
+		}
 		if cfg.SecureServing.ClientCA != nil {
 			methods = append(methods, "client certificates")
 		}
 		if o.TokenAuthFile != "" {
 			methods = append(methods, "bearer tokens")
 		}
+		methods = append(methods, "service-account tokens")
 		if o.Anonymous {
 			methods = append(methods, "anonymous")
 		}

@@ -21,11 +21,15 @@ type AuthenticationOptions struct {
 	TokenAuthFile string
 	// Anonymous lets requests without credentials in as system:anonymous.
 	Anonymous bool
+	// RequestHeader is front-proxy authentication (--requestheader-*).
+	RequestHeader *RequestHeaderOptions
+	// ServiceAccounts is service-account token issuing and authentication (--service-account-*).
+	ServiceAccounts *ServiceAccountOptions
 }
 
 // NewAuthenticationOptions returns kube's defaults.
 func NewAuthenticationOptions() *AuthenticationOptions {
-	return &AuthenticationOptions{Anonymous: true}
+	return &AuthenticationOptions{Anonymous: true, RequestHeader: NewRequestHeaderOptions(), ServiceAccounts: NewServiceAccountOptions()}
 }
 
 // AddFlags registers the authentication flags with the current values as defaults.
@@ -37,6 +41,8 @@ func (o *AuthenticationOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Anonymous, "anonymous-auth", o.Anonymous,
 		"Enables anonymous requests to the secure port of the API server. Requests that are not rejected by another authentication method are treated as anonymous requests. "+
 			"Anonymous requests have a username of system:anonymous, and a group name of system:unauthenticated. Turned off when --authorization-mode includes AlwaysAllow.")
+	o.RequestHeader.AddFlags(fs)
+	o.ServiceAccounts.AddFlags(fs)
 }
 
 // Complete has nothing of its own to fill in; the AlwaysAllow rule lives in ServerOptions.Complete.
@@ -59,6 +65,11 @@ func (o *AuthenticationOptions) Validate() []error {
 		if err := checkWith(o.TokenAuthFile, func(r io.Reader) error { _, err := auth.ParseTokens(r); return err }); err != nil {
 			errs = append(errs, problemf(s, "token-auth-file", o.TokenAuthFile, "%v", err))
 		}
+	}
+	errs = append(errs, o.ServiceAccounts.Validate()...)
+	errs = append(errs, o.RequestHeader.Validate()...)
+	if p := o.RequestHeader.overlapProblem(o.ClientCAFile); p != nil {
+		errs = append(errs, p)
 	}
 	return errs
 }

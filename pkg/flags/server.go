@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"github.com/spf13/pflag"
+
+	"github.com/apictl/apictl/pkg/features"
 )
 
 // Section is what every option section implements.
@@ -104,6 +106,18 @@ func (o *ServerOptions) Complete() error {
 	}
 	o.SecureServing.advertiseAddress = o.Generic.AdvertiseAddress
 	o.SecureServing.externalHostname = o.Generic.ExternalHostname
+	o.Authentication.ServiceAccounts.certDir = o.SecureServing.CertDir
+	o.Authentication.ServiceAccounts.tlsKeyFile = ""
+	if o.SecureServing.CertFile != "" && o.SecureServing.BindPort != 0 {
+		o.Authentication.ServiceAccounts.tlsKeyFile = o.SecureServing.KeyFile
+	}
+	o.Authentication.RequestHeader.bootstrapCertDir = ""
+	if o.SecureServing.CertFile == "" && o.SecureServing.BindPort != 0 {
+		o.Authentication.RequestHeader.bootstrapCertDir = o.SecureServing.CertDir
+	}
+	if gates, errs := features.Parse(o.Generic.FeatureGates); len(errs) == 0 {
+		o.Authentication.RequestHeader.uidHeadersOff = !gates.Enabled(features.RemoteRequestHeaderUID)
+	}
 	o.warnings = nil
 	if o.Authorization.Has(ModeAlwaysAllow) && o.Authentication.Anonymous {
 		// As kube does: with AlwaysAllow, anonymous access would be full access. Only a user who asked
@@ -133,7 +147,8 @@ func (o *ServerOptions) Validate() []error {
 
 // Warnings returns what is allowed but probably not meant, including what Complete changed.
 func (o *ServerOptions) Warnings() []*Problem {
-	return append(append([]*Problem(nil), o.warnings...), o.InsecureServing.Warnings()...)
+	return append(append(append(append([]*Problem(nil), o.warnings...), o.InsecureServing.Warnings()...),
+		o.Authentication.RequestHeader.Warnings()...), o.Authentication.ServiceAccounts.Warnings()...)
 }
 
 // addressesOverlap reports whether two bind addresses can collide on one port: equal, or either one

@@ -27,13 +27,17 @@ type Registry struct {
 }
 
 // New builds the strategies of every resource of api. Built-in resources get their kind's rules;
-// custom resources get the rules kube applies to CRDs.
+// custom resources get the rules kube applies to CRDs. Create-only resources (the review APIs) store
+// nothing and have no rules here.
 func New(api *routes.API) (*Registry, error) {
 	r := &Registry{strategies: map[schema.GroupVersionResource]*Strategy{}}
 	for _, g := range api.Groups() {
 		for _, v := range g.Versions {
 			for i := range v.Resources {
 				res := &v.Resources[i]
+				if res.CreateOnly() {
+					continue
+				}
 				gvr := schema.GroupVersionResource{Group: g.Name, Version: v.Name, Resource: res.Plural}
 				s, err := newStrategy(gvr, res)
 				if err != nil {

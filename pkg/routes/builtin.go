@@ -3,6 +3,8 @@ package routes
 import (
 	"reflect"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -11,19 +13,25 @@ import (
 
 // Built-in group names.
 const (
-	GroupCore         = ""
-	GroupCoordination = "coordination.k8s.io"
-	GroupRBAC         = "rbac.authorization.k8s.io"
+	GroupCore           = ""
+	GroupAuthentication = "authentication.k8s.io"
+	GroupAuthorization  = "authorization.k8s.io"
+	GroupCoordination   = "coordination.k8s.io"
+	GroupRBAC           = "rbac.authorization.k8s.io"
 )
 
 // Builtin returns the API apictl serves without any --api-config: a small generic control plane.
 // Verbs, short names, categories, scopes and printer columns are those kube-apiserver 1.32 reports
 // for these resources (none of them is in a category such as "all"). Groups follow kube's discovery
-// order: core, then rbac.authorization.k8s.io (priority 17000) before coordination.k8s.io (16500).
+// order, by the priority kube gives each group and then by name: core, then authentication.k8s.io
+// and authorization.k8s.io (17700 and 17600, the review APIs, which are create-only), then
+// rbac.authorization.k8s.io (17000) before coordination.k8s.io (16500).
 // Every call returns a new value.
 func Builtin() *API {
 	return newAPI([]Group{
 		{Name: GroupCore, Versions: []Version{{Name: "v1", Resources: coreV1()}}},
+		{Name: GroupAuthentication, Versions: []Version{{Name: "v1", Resources: authenticationV1()}}},
+		{Name: GroupAuthorization, Versions: []Version{{Name: "v1", Resources: authorizationV1()}}},
 		{Name: GroupRBAC, Versions: []Version{{Name: "v1", Resources: rbacV1()}}},
 		{Name: GroupCoordination, Versions: []Version{{Name: "v1", Resources: coordinationV1()}}},
 	})
@@ -53,9 +61,7 @@ func coreV1() []Resource {
 		builtin("", "v1", "secrets", "secret", "Secret", true, StandardVerbs(), nil,
 			reflect.TypeFor[corev1.Secret](), reflect.TypeFor[corev1.SecretList](),
 			nameColumn(), pathColumn("Type", secret["type"], 0, ".type"), computedColumn("Data", secret["data"], 0), ageColumn()),
-		builtin("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, StandardVerbs(), []string{"sa"},
-			reflect.TypeFor[corev1.ServiceAccount](), reflect.TypeFor[corev1.ServiceAccountList](),
-			nameColumn(), computedColumn("Secrets", corev1.ServiceAccount{}.SwaggerDoc()["secrets"], 0), ageColumn()),
+		serviceAccounts(),
 	}
 }
 
@@ -80,6 +86,41 @@ func coordinationV1() []Resource {
 			reflect.TypeFor[coordinationv1.Lease](), reflect.TypeFor[coordinationv1.LeaseList](),
 			nameColumn(), pathColumn("Holder", coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"], 0, ".spec.holderIdentity"), ageColumn()),
 	}
+}
+
+// serviceAccounts have the token subresource, which only creates: a TokenRequest of
+// authentication.k8s.io/v1 in, the same answered out.
+func serviceAccounts() Resource {
+	r := builtin("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, StandardVerbs(), []string{"sa"},
+		reflect.TypeFor[corev1.ServiceAccount](), reflect.TypeFor[corev1.ServiceAccountList](),
+		nameColumn(), computedColumn("Secrets", corev1.ServiceAccount{}.SwaggerDoc()["secrets"], 0), ageColumn())
+	r.Subresources = []Subresource{{Name: "token", Group: GroupAuthentication, Version: "v1", Kind: "TokenRequest",
+		Verbs: []string{VerbCreate}, GoType: reflect.TypeFor[authenticationv1.TokenRequest]()}}
+	return r
+}
+
+// authenticationV1 are the authentication review APIs: create-only, nothing stored.
+func authenticationV1() []Resource {
+	return []Resource{
+		review("selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview", false, reflect.TypeFor[authenticationv1.SelfSubjectReview]()),
+		review("tokenreviews", "tokenreview", "TokenReview", false, reflect.TypeFor[authenticationv1.TokenReview]()),
+	}
+}
+
+// authorizationV1 are the access review APIs: create-only, nothing stored.
+func authorizationV1() []Resource {
+	return []Resource{
+		review("localsubjectaccessreviews", "localsubjectaccessreview", "LocalSubjectAccessReview", true, reflect.TypeFor[authorizationv1.LocalSubjectAccessReview]()),
+		review("selfsubjectaccessreviews", "selfsubjectaccessreview", "SelfSubjectAccessReview", false, reflect.TypeFor[authorizationv1.SelfSubjectAccessReview]()),
+		review("selfsubjectrulesreviews", "selfsubjectrulesreview", "SelfSubjectRulesReview", false, reflect.TypeFor[authorizationv1.SelfSubjectRulesReview]()),
+		review("subjectaccessreviews", "subjectaccessreview", "SubjectAccessReview", false, reflect.TypeFor[authorizationv1.SubjectAccessReview]()),
+	}
+}
+
+// review is a create-only resource (Resource.CreateOnly): kube lists no list kind, short names,
+// printer columns or storageVersionHash for it, since nothing is stored.
+func review(plural, singular, kind string, namespaced bool, obj reflect.Type) Resource {
+	return Resource{Plural: plural, Singular: singular, Kind: kind, Namespaced: namespaced, Verbs: []string{VerbCreate}, GoType: obj}
 }
 
 func rbacV1() []Resource {

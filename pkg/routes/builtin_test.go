@@ -27,12 +27,19 @@ func TestBuiltinMatchesKube(t *testing.T) {
 		{"", "namespaces", "Namespace", false, []string{"create", "delete", "get", "list", "patch", "update", "watch"}, []string{"ns"}, "Q3oi5N2YM8M=",
 			map[string][]string{"finalize": {"update"}, "status": {"get", "patch", "update"}}},
 		{"", "secrets", "Secret", true, all, nil, "S6u1pOWzb84=", nil},
-		{"", "serviceaccounts", "ServiceAccount", true, all, []string{"sa"}, "pbx9ZvyFpBE=", nil},
+		{"", "serviceaccounts", "ServiceAccount", true, all, []string{"sa"}, "pbx9ZvyFpBE=", map[string][]string{"token": {"create"}}},
 		{"coordination.k8s.io", "leases", "Lease", true, all, nil, "", nil},
 		{"rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", false, all, nil, "48tpQ8gZHFc=", nil},
 		{"rbac.authorization.k8s.io", "clusterroles", "ClusterRole", false, all, nil, "bYE5ZWDrJ44=", nil},
 		{"rbac.authorization.k8s.io", "rolebindings", "RoleBinding", true, all, nil, "eGsCzGH6b1g=", nil},
 		{"rbac.authorization.k8s.io", "roles", "Role", true, all, nil, "7FuwZcIIItM=", nil},
+		// The review APIs are create-only: no list kind, printer columns or storageVersionHash.
+		{"authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview", false, []string{"create"}, nil, "", nil},
+		{"authentication.k8s.io", "tokenreviews", "TokenReview", false, []string{"create"}, nil, "", nil},
+		{"authorization.k8s.io", "localsubjectaccessreviews", "LocalSubjectAccessReview", true, []string{"create"}, nil, "", nil},
+		{"authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview", false, []string{"create"}, nil, "", nil},
+		{"authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview", false, []string{"create"}, nil, "", nil},
+		{"authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview", false, []string{"create"}, nil, "", nil},
 	}
 	api := Builtin()
 	count := 0
@@ -49,6 +56,13 @@ func TestBuiltinMatchesKube(t *testing.T) {
 			r, ok := api.Resource(tt.group, "v1", tt.plural)
 			if !ok {
 				t.Fatalf("no resource %s in %q v1", tt.plural, tt.group)
+			}
+			if r.CreateOnly() {
+				if r.ListKind != "" || r.StorageVersionHash != "" || len(r.PrinterColumns) != 0 || r.GoType == nil || r.GoType.Name() != tt.kind ||
+					r.Namespaced != tt.namespaced || len(r.ShortNames) != 0 {
+					t.Errorf("create-only resource %+v", r)
+				}
+				return
 			}
 			if r.Kind != tt.kind || r.ListKind != tt.kind+"List" || r.Namespaced != tt.namespaced {
 				t.Errorf("kind %s/%s namespaced %v, want %s namespaced %v", r.Kind, r.ListKind, r.Namespaced, tt.kind, tt.namespaced)
@@ -67,7 +81,7 @@ func TestBuiltinMatchesKube(t *testing.T) {
 			}
 			for name, verbs := range tt.subresources {
 				s, ok := r.Subresource(name)
-				if !ok || !slices.Equal(subresourceVerbs(s), verbs) || s.Kind != tt.kind {
+				if !ok || !slices.Equal(subresourceVerbs(s), verbs) || (s.Group == "" && s.Kind != tt.kind) { // token's kind is its own group's
 					t.Errorf("subresource %s = %+v, want verbs %v", name, s, verbs)
 				}
 			}
@@ -95,7 +109,7 @@ func TestBuiltinGroupOrder(t *testing.T) {
 	for _, g := range Builtin().Groups() {
 		names = append(names, g.Name)
 	}
-	want := []string{"", "rbac.authorization.k8s.io", "coordination.k8s.io"}
+	want := []string{"", "authentication.k8s.io", "authorization.k8s.io", "rbac.authorization.k8s.io", "coordination.k8s.io"}
 	if !slices.Equal(names, want) {
 		t.Errorf("groups %q, want kube's discovery order %q", names, want)
 	}

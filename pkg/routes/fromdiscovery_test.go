@@ -147,16 +147,22 @@ func TestKubectlAPIResources(t *testing.T) {
 	}
 	// kubectl api-resources -o wide of a kube-apiserver, for these resources.
 	want := map[string]string{
-		"configmaps":          "cm v1 true ConfigMap create,delete,deletecollection,get,list,patch,update,watch",
-		"events":              "ev v1 true Event create,delete,deletecollection,get,list,patch,update,watch",
-		"namespaces":          "ns v1 false Namespace create,delete,get,list,patch,update,watch",
-		"secrets":             "- v1 true Secret create,delete,deletecollection,get,list,patch,update,watch",
-		"serviceaccounts":     "sa v1 true ServiceAccount create,delete,deletecollection,get,list,patch,update,watch",
-		"leases":              "- coordination.k8s.io/v1 true Lease create,delete,deletecollection,get,list,patch,update,watch",
-		"clusterrolebindings": "- rbac.authorization.k8s.io/v1 false ClusterRoleBinding create,delete,deletecollection,get,list,patch,update,watch",
-		"clusterroles":        "- rbac.authorization.k8s.io/v1 false ClusterRole create,delete,deletecollection,get,list,patch,update,watch",
-		"rolebindings":        "- rbac.authorization.k8s.io/v1 true RoleBinding create,delete,deletecollection,get,list,patch,update,watch",
-		"roles":               "- rbac.authorization.k8s.io/v1 true Role create,delete,deletecollection,get,list,patch,update,watch",
+		"configmaps":                "cm v1 true ConfigMap create,delete,deletecollection,get,list,patch,update,watch",
+		"events":                    "ev v1 true Event create,delete,deletecollection,get,list,patch,update,watch",
+		"namespaces":                "ns v1 false Namespace create,delete,get,list,patch,update,watch",
+		"secrets":                   "- v1 true Secret create,delete,deletecollection,get,list,patch,update,watch",
+		"serviceaccounts":           "sa v1 true ServiceAccount create,delete,deletecollection,get,list,patch,update,watch",
+		"leases":                    "- coordination.k8s.io/v1 true Lease create,delete,deletecollection,get,list,patch,update,watch",
+		"clusterrolebindings":       "- rbac.authorization.k8s.io/v1 false ClusterRoleBinding create,delete,deletecollection,get,list,patch,update,watch",
+		"clusterroles":              "- rbac.authorization.k8s.io/v1 false ClusterRole create,delete,deletecollection,get,list,patch,update,watch",
+		"rolebindings":              "- rbac.authorization.k8s.io/v1 true RoleBinding create,delete,deletecollection,get,list,patch,update,watch",
+		"roles":                     "- rbac.authorization.k8s.io/v1 true Role create,delete,deletecollection,get,list,patch,update,watch",
+		"selfsubjectreviews":        "- authentication.k8s.io/v1 false SelfSubjectReview create",
+		"tokenreviews":              "- authentication.k8s.io/v1 false TokenReview create",
+		"localsubjectaccessreviews": "- authorization.k8s.io/v1 true LocalSubjectAccessReview create",
+		"selfsubjectaccessreviews":  "- authorization.k8s.io/v1 false SelfSubjectAccessReview create",
+		"selfsubjectrulesreviews":   "- authorization.k8s.io/v1 false SelfSubjectRulesReview create",
+		"subjectaccessreviews":      "- authorization.k8s.io/v1 false SubjectAccessReview create",
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	header := lines[0]

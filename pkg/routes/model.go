@@ -218,6 +218,13 @@ func (r *Resource) Scope() string {
 // HasVerb reports whether the resource supports verb.
 func (r *Resource) HasVerb(verb string) bool { return slices.Contains(r.Verbs, verb) }
 
+// CreateOnly reports whether the resource takes creates and nothing else: its objects are not stored
+// but answered (kube's review APIs, whose REST storage implements only Create). Such a resource gets no
+// storage, no watch cache, no registry rules, no table printer, no storageVersionHash, and the
+// namespace controller has nothing of it to delete. It is derived from the verbs, so that resources
+// read from a live server's discovery are recognized too.
+func (r *Resource) CreateOnly() bool { return len(r.Verbs) == 1 && r.Verbs[0] == VerbCreate }
+
 // GroupVersionKind returns the subresource's kind, filling in the parent's group and version when
 // the subresource has none of its own.
 func (s *Subresource) GroupVersionKind(parent schema.GroupVersion) schema.GroupVersionKind {

@@ -52,6 +52,10 @@ func nonResourceRoutes(api *API, opts InstallOptions) []Route {
 	}
 	named(get("/version", EndpointVersion, "get the code version", mediaJSONOnly), "getCodeVersion")
 	get("/metrics", EndpointMetrics, "metrics in the Prometheus text format", mediaText)
+	named(get("/.well-known/openid-configuration", EndpointOpenIDConfiguration,
+		"get service account issuer OpenID configuration, also known as the 'OIDC discovery doc'", mediaJSONOnly), "getServiceAccountIssuerOpenIDConfiguration")
+	named(get("/openid/v1/jwks", EndpointOpenIDKeys, "get service account issuer OpenID JSON Web Key Set (contains public token verification keys)",
+		[]string{MediaJWKSet}), "getServiceAccountIssuerOpenIDKeyset")
 	get("/openapi/v2", EndpointOpenAPIV2, "the OpenAPI v2 document of every path", mediaJSONOnly)
 	get("/openapi/v3", EndpointOpenAPIV3, "the index of the OpenAPI v3 documents, one per group version", mediaJSONOnly)
 	get("/openapi/v3/{path:*}", EndpointOpenAPIV3, "the OpenAPI v3 document of one group version, such as api/v1", mediaJSONOnly)

@@ -47,14 +47,14 @@ func TestSummaries(t *testing.T) {
 	for _, s := range sections {
 		names = append(names, s.Name)
 	}
-	want := "/api/v1 /apis/rbac.authorization.k8s.io/v1 /apis/coordination.k8s.io/v1 /apis/example.com/v1 /apis/example.com/v1beta1 /apis/other.io/v1 non-resource"
+	want := "/api/v1 /apis/authentication.k8s.io/v1 /apis/authorization.k8s.io/v1 /apis/rbac.authorization.k8s.io/v1 /apis/coordination.k8s.io/v1 /apis/example.com/v1 /apis/example.com/v1beta1 /apis/other.io/v1 non-resource"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("sections %s, want %s", got, want)
 	}
-	if s := sections[0].Summary; s.Routes != 56 || s.Resources != 5 {
+	if s := sections[0].Summary; s.Routes != 57 || s.Resources != 5 {
 		t.Errorf("/api/v1 summary %+v", s)
 	}
-	if s := tb.Summary(); s.Resources != 14 || s.Groups != 5 || s.Routes != len(tb.Routes) {
+	if s := tb.Summary(); s.Resources != 20 || s.Groups != 7 || s.Routes != len(tb.Routes) {
 		t.Errorf("total %+v", s)
 	}
 	if got := (Summary{Routes: 1, Resources: 1, Groups: 1}).line(); got != "1 route, 1 resource, 1 group" {
@@ -69,14 +69,14 @@ func TestFilter(t *testing.T) {
 		f    Filter
 		want int
 	}{
-		{Filter{}, 153},
-		{Filter{Group: "core"}, 56},
+		{Filter{}, 160},
+		{Filter{Group: "core"}, 57},
 		{Filter{Group: "core", Resource: "namespaces"}, 12},
 		{Filter{Resource: "namespaces/status"}, 3},
 		{Filter{Group: "example.com", Version: "v1beta1"}, 9},
 		{Filter{Verb: "deletecollection"}, 13},
 		{Filter{Verb: "watch", Group: "rbac.authorization.k8s.io"}, 10},
-		{Filter{NonResource: true, Group: "none"}, 26},
+		{Filter{NonResource: true, Group: "none"}, 32},
 	}
 	for _, tt := range tests {
 		if got := count(tt.f); got != tt.want {
@@ -93,7 +93,7 @@ func TestFilterCheck(t *testing.T) {
 	}{
 		{Filter{Group: "core", Version: "v1", Resource: "namespaces/finalize", Verb: "update"}, ""},
 		{Filter{Group: "example.com", Version: "v1beta1"}, ""},
-		{Filter{Group: "apps"}, `group "apps" is not served: use one of core, rbac.authorization.k8s.io`},
+		{Filter{Group: "apps"}, `group "apps" is not served: use one of core, authentication.k8s.io, authorization.k8s.io, rbac.authorization.k8s.io`},
 		{Filter{Group: "core", Version: "v2"}, `version "v2" is not served in group core`},
 		{Filter{Resource: "pods"}, `resource "pods" is not served`},
 		{Filter{Resource: "namespaces/scale"}, `resource "namespaces/scale" is not served`},

@@ -51,6 +51,10 @@ const (
 	EndpointOpenAPIV2       Endpoint = "openapi-v2"        // /openapi/v2
 	EndpointOpenAPIV3       Endpoint = "openapi-v3"        // /openapi/v3 (index) and /openapi/v3/<prefix>
 	EndpointProfiling       Endpoint = "profiling"         // /debug/pprof and below
+	// EndpointOpenIDConfiguration and EndpointOpenIDKeys are the service-account issuer's OIDC
+	// discovery: /.well-known/openid-configuration and /openid/v1/jwks.
+	EndpointOpenIDConfiguration Endpoint = "openid-configuration"
+	EndpointOpenIDKeys          Endpoint = "openid-keys"
 )
 
 // Media types of routes.
@@ -67,6 +71,9 @@ const (
 	// MediaAggregatedDiscovery is what clients send in Accept to get aggregated discovery from /api
 	// and /apis; the server answers with the same type.
 	MediaAggregatedDiscovery = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+	// MediaJWKSet is a JSON Web Key Set (RFC 7517), as /openid/v1/jwks answers.
+	MediaJWKSet = "application/jwk-set+json"
 )
 
 // Route is one method and path the server answers: plain data, the same for the server's mux,

@@ -77,7 +77,8 @@ func validateResource(where string, r *Resource) []error {
 	if !isCamelCase(r.Kind) {
 		fail("kind %q must be CamelCase, like ConfigMap", r.Kind)
 	}
-	if !isCamelCase(r.ListKind) {
+	// A create-only resource has no lists, so no list kind.
+	if !(r.ListKind == "" && r.CreateOnly()) && !isCamelCase(r.ListKind) {
 		fail("list kind %q must be CamelCase, like ConfigMapList", r.ListKind)
 	}
 	if len(r.Verbs) == 0 {

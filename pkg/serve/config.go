@@ -22,6 +22,7 @@ import (
 	"github.com/apictl/apictl/pkg/features"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve/auth"
+	"github.com/apictl/apictl/pkg/serve/auth/serviceaccount"
 	"github.com/apictl/apictl/pkg/serve/dynamiccert"
 	"github.com/apictl/apictl/pkg/version"
 )
@@ -68,6 +69,9 @@ type Config struct {
 	// Authentication and Authorization guard the secure listener.
 	Authentication auth.Authenticator
 	Authorization  auth.Authorizer
+	// ServiceAccountTokens issues and verifies service-account tokens; its authenticator is part of
+	// Authentication. When set, the OIDC discovery documents are served.
+	ServiceAccountTokens *serviceaccount.Tokens
 
 	// Logger receives the server's logs. LogWriter, when set, is the writer under it, and backs the
 	// `log` health check.
@@ -90,12 +94,15 @@ type SecureServingInfo struct {
 	Cert *dynamiccert.ServingCert
 	// ClientCA, when set, makes the server request (not require) client certificates.
 	ClientCA *dynamiccert.CABundle
+	// RequestHeaderCA, when set, verifies front proxies' client certificates; it too makes the server
+	// request client certificates, and is reloaded like ClientCA.
+	RequestHeaderCA *dynamiccert.CABundle
 	// MinTLSVersion and CipherSuites are crypto/tls values; zero values mean Go's defaults above TLS 1.2.
 	MinTLSVersion uint16
 	CipherSuites  []uint16
 	// HTTP2MaxStreamsPerConnection bounds concurrent streams per HTTP/2 connection (0: Go's default).
 	HTTP2MaxStreamsPerConnection int
-	// ReloadInterval is how often Cert and ClientCA are compared with the files on disk. Default 1s.
+	// ReloadInterval is how often Cert and the CA bundles are compared with the files on disk. Default 1s.
 	ReloadInterval time.Duration
 }
 

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/apictl/apictl/pkg/serve/auth"
+	"github.com/apictl/apictl/pkg/serve/dynamiccert"
 	"github.com/apictl/apictl/pkg/serve/filters"
 	"github.com/apictl/apictl/pkg/serve/request"
 )
@@ -80,10 +81,19 @@ func (p *PreparedServer) newHTTPServers(b boundListeners, drain <-chan struct{})
 			GetCertificate: sec.Cert.GetCertificate,
 			NextProtos:     []string{"h2", "http/1.1"},
 		}
-		if sec.ClientCA != nil {
-			// Requested, not required: the authenticator verifies, so a bad certificate is a 401 Status
-			// instead of a failed handshake, and token and anonymous clients still get in.
+		if sec.ClientCA != nil || sec.RequestHeaderCA != nil {
+			// Requested, not required: the authenticators verify, each against its own bundle, so a bad
+			// certificate is a 401 Status instead of a failed handshake, token and anonymous clients
+			// still get in, and a certificate of either bundle is accepted (kube's union of the two).
 			srv.TLSConfig.ClientAuth = tls.RequestClientCert
+			// Like kube, name both bundles' CAs as acceptable, so that a client with several
+			// certificates picks one the server trusts. Read at each handshake: the bundles reload.
+			cas, base := dynamiccert.NewCAUnion(sec.ClientCA, sec.RequestHeaderCA), srv.TLSConfig
+			srv.TLSConfig.GetConfigForClient = func(*tls.ClientHelloInfo) (*tls.Config, error) {
+				c := base.Clone()
+				c.ClientCAs = cas.Pool()
+				return c, nil
+			}
 		}
 		h2 := &http2.Server{
 			MaxConcurrentStreams:     uint32(sec.HTTP2MaxStreamsPerConnection),
@@ -140,6 +150,7 @@ func (p *PreparedServer) chain(authn auth.Authenticator, authz auth.Authorizer) 
 		filters.WithMaxRequestBody(c.MaxRequestBodyBytes),
 		filters.WithAuthorization(authz, log),
 		filters.WithMaxInFlightLimit(c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight, p.metrics),
+		filters.WithImpersonation(authz, log),
 		filters.WithAuthentication(authn, log),
 		filters.WithCORS(c.CORSAllowedOrigins),
 		filters.WithTimeout(c.RequestTimeout),

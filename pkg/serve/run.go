@@ -99,6 +99,9 @@ func (p *PreparedServer) Run(ctx context.Context) error {
 		if sec.ClientCA != nil {
 			go sec.ClientCA.Run(hookCtx, sec.ReloadInterval)
 		}
+		if sec.RequestHeaderCA != nil {
+			go sec.RequestHeaderCA.Run(hookCtx, sec.ReloadInterval)
+		}
 	}
 	hookErr := make(chan error, 1)
 	go func() { hookErr <- p.runPostStartHooks(hookCtx) }()

@@ -102,6 +102,7 @@ func (c CompletedConfig) New() (*Server, error) {
 	for _, ep := range []routes.Endpoint{routes.EndpointAPIVersions, routes.EndpointAPIGroupList, routes.EndpointAPIGroup, routes.EndpointAPIResourceList} {
 		e[ep] = discovery.serve
 	}
+	addOpenIDEndpoints(e, c.ServiceAccountTokens, c.ExternalAddress, c.Logger)
 	return s, nil
 }
 

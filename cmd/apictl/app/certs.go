@@ -24,9 +24,10 @@ func newCertsCmd(streams Streams) *cobra.Command {
 		newCertsInspectCmd(streams),
 	)
 	cmd.Long = "Create and look after the certificates apictl serve uses: a CA, the serving pair, an admin client\n" +
-		"certificate with its kubeconfig and, with --etcd, an etcd CA with its pairs. They live in --cert-dir\n" +
-		"(default <data-dir>/pki, the directory apictl serve uses). Keys are 0600, certificates 0644, and every\n" +
-		"file is written atomically; a run that fails leaves the directory as it was.\n\n" +
+		"certificate with its kubeconfig, the front proxy's CA and client pair and, with --etcd, an etcd CA with\n" +
+		"its pairs. They live in --cert-dir (default <data-dir>/pki, the directory apictl serve uses). Keys are\n" +
+		"0600, certificates 0644, and every file is written atomically; a run that fails leaves the directory as\n" +
+		"it was.\n\n" +
 		"--data-dir, --cert-dir, --advertise-address and --secure-port mean what they mean for apictl serve and\n" +
 		"are read from APICTL_DATA_DIR, APICTL_CERT_DIR, APICTL_ADVERTISE_ADDRESS and APICTL_SECURE_PORT when\n" +
 		"not given."

@@ -29,13 +29,15 @@ func newCertsInitCmd(streams Streams) *cobra.Command {
 	o := &certsInitOptions{}
 	cmd := &cobra.Command{
 		Use:   "init [--cert-dir DIR] [--hosts H1,H2] [--etcd] [flags]",
-		Short: "Create the CA, serving, admin (and etcd) certificates and admin.kubeconfig; keep what is valid",
+		Short: "Create the CA, serving, admin, front-proxy (and etcd) certificates and admin.kubeconfig; keep what is valid",
 		Long: "Create in --cert-dir what apictl serve needs: ca.crt/.key (a CA, valid --ca-validity), apiserver.crt/.key\n" +
 			"(serving: server auth, SANs localhost, 127.0.0.1, ::1, the host name, kubernetes, kubernetes.default,\n" +
 			"kubernetes.default.svc, kubernetes.default.svc.cluster.local, --advertise-address and every --hosts entry),\n" +
-			"admin.crt/.key (client auth, CN apictl-admin, O system:masters) and admin.kubeconfig. With --etcd also\n" +
-			"etcd/ca, etcd/server and etcd/peer (server and client auth, SANs localhost, 127.0.0.1, ::1, the host name,\n" +
-			"--advertise-address and --etcd-hosts) and apiserver-etcd-client (client auth).\n\n" +
+			"admin.crt/.key (client auth, CN apictl-admin, O system:masters), admin.kubeconfig, and, as kubeadm does,\n" +
+			"front-proxy-ca.crt/.key (the front proxy's own CA, for --requestheader-client-ca-file) with\n" +
+			"front-proxy-client.crt/.key (client auth, CN front-proxy-client). With --etcd also etcd/ca, etcd/server\n" +
+			"and etcd/peer (server and client auth, SANs localhost, 127.0.0.1, ::1, the host name, --advertise-address\n" +
+			"and --etcd-hosts) and apiserver-etcd-client (client auth).\n\n" +
 			"Running it again is safe: what exists and is valid is kept. A leaf that expired, lacks a requested SAN or\n" +
 			"usage, or was signed by another CA is re-issued with its key and its old SANs; --force re-issues every\n" +
 			"leaf with a new key. A CA is only replaced with --force-ca. A ca.crt without ca.key is an external CA:\n" +

@@ -31,12 +31,15 @@ func newCertsRenewCmd(streams Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "renew NAME... | --all",
 		Short: "Re-sign certificates with their CA, keeping every SAN; say what running programs must do",
-		Long: "Re-sign the named certificates (apiserver, admin, etcd/server, etcd/peer, apiserver-etcd-client, a client's\n" +
-			"name), or with --all every leaf whose CA key is in the cert dir, with a new validity period. A renewed\n" +
-			"certificate keeps its subject and every SAN it had, plus what --hosts, --etcd-hosts and --advertise-address\n" +
-			"add to the serving and etcd certificates; it keeps its key unless --new-key. Kubeconfigs in the cert dir\n" +
-			"that embed a renewed certificate are rewritten. A CA is renewed only when named with --yes (apictl certs\n" +
-			"renew ca --yes): it keeps its key and subject, so the certificates it signed stay valid.\n" +
+		Long: "Re-sign the named certificates (apiserver, admin, front-proxy-client, etcd/server, etcd/peer,\n" +
+			"apiserver-etcd-client, a client's name), or with --all every leaf whose CA key is in the cert dir, with a\n" +
+			"new validity period. A renewed certificate keeps its subject and every SAN it had, plus what --hosts,\n" +
+			"--etcd-hosts and --advertise-address add to the serving and etcd certificates; it keeps its key unless\n" +
+			"--new-key. Kubeconfigs in the cert dir that embed a renewed certificate are rewritten. A CA is renewed only\n" +
+			"when named with --yes (apictl certs renew ca --yes): it keeps its key and subject, so the certificates it\n" +
+			"signed stay valid. apictl certs renew sa replaces the service-account key pair (sa.key, sa.pub) with a new\n" +
+			"one: tokens signed by the old key stop verifying unless the old public key stays in a\n" +
+			"--service-account-key-file, and apictl serve must restart.\n" +
 			"The output ends with what other programs must do; a running apictl serve needs nothing.",
 		Args: cobra.ArbitraryArgs,
 		ValidArgsFunction: func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
@@ -100,6 +103,9 @@ func certNames(dir string) []string {
 		if c.KeyPath != "" || c.IsCA {
 			names = append(names, c.Name)
 		}
+	}
+	for _, k := range l.Keys {
+		names = append(names, k.Name)
 	}
 	return names
 }

@@ -104,7 +104,8 @@ func TestCertsInitJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if r.ServingCert != filepath.Join("apictl.local", "pki", "apiserver.crt") || len(r.Files) != 7 || r.Files[1].NotAfter == nil {
+	if r.ServingCert != filepath.Join("apictl.local", "pki", "apiserver.crt") || len(r.Files) != 13 || r.ServiceAccountPub != filepath.Join("apictl.local", "pki", "sa.pub") || r.Files[1].NotAfter == nil ||
+		r.FrontProxyCACert != filepath.Join("apictl.local", "pki", "front-proxy-ca.crt") {
 		t.Errorf("report %+v", r)
 	}
 }
@@ -245,7 +246,7 @@ func TestCertsComplete(t *testing.T) {
 	}{
 		{[]string{"__complete", "certs", "init", "--key-algorithm", ""}, "ecdsa-p256\necdsa-p384\nrsa-2048\nrsa-3072\nrsa-4096\ned25519\n"},
 		{[]string{"__complete", "certs", "list", "-o", ""}, "table\nwide\njson\nyaml\n"},
-		{[]string{"__complete", "certs", "renew", ""}, "ca\netcd/ca\nadmin\napiserver\napiserver-etcd-client\netcd/peer\netcd/server\n"},
+		{[]string{"__complete", "certs", "renew", ""}, "ca\netcd/ca\nfront-proxy-ca\nadmin\napiserver\napiserver-etcd-client\netcd/peer\netcd/server\nfront-proxy-client\n"},
 	}
 	for _, tt := range tests {
 		code, out, _ := run(t, false, tt.args...)

@@ -52,7 +52,7 @@ func TestCertsInitSatisfiesOpenSSL(t *testing.T) {
 	if !strings.Contains(admin, "O = system:masters") || !strings.Contains(admin, "CN = apictl-admin") || !strings.Contains(admin, "TLS Web Client Authentication") {
 		t.Errorf("admin certificate:\n%s", admin)
 	}
-	for _, key := range []string{"D/ca.key", "D/apiserver.key", "D/admin.key", "D/admin.kubeconfig"} {
+	for _, key := range []string{"D/ca.key", "D/apiserver.key", "D/admin.key", "D/admin.kubeconfig", "D/sa.key"} {
 		info, err := os.Stat(key)
 		if err != nil || info.Mode().Perm() != 0o600 {
 			t.Errorf("%s: mode %v, %v; want 0600", key, info.Mode().Perm(), err)
@@ -65,7 +65,7 @@ func TestCertsInitSatisfiesOpenSSL(t *testing.T) {
 	// Again: nothing changes and the summary says so. A new host re-issues the serving certificate only.
 	before := fingerprints(t, "D")
 	code, stdout, _ := run(t, false, "certs", "init", "--cert-dir", "D", "--hosts", "10.0.0.5,api.example.com")
-	if code != ExitOK || strings.Count(stdout, "\tkept\t") != 7 {
+	if code != ExitOK || strings.Count(stdout, "\tkept\t") != 13 {
 		t.Errorf("second run: exit %d:\n%s", code, stdout)
 	}
 	if after := fingerprints(t, "D"); fmt.Sprint(after) != fmt.Sprint(before) {

@@ -68,7 +68,7 @@ func registerValueCompletions(cmd *cobra.Command) {
 	for _, name := range []string{"data-dir", "cert-dir"} {
 		_ = cmd.MarkFlagDirname(name)
 	}
-	for _, name := range []string{"tls-cert-file", "tls-private-key-file", "client-ca-file", "etcd-cafile", "etcd-certfile", "etcd-keyfile"} {
+	for _, name := range []string{"tls-cert-file", "tls-private-key-file", "client-ca-file", "requestheader-client-ca-file", "etcd-cafile", "etcd-certfile", "etcd-keyfile"} {
 		_ = cmd.MarkFlagFilename(name, "crt", "pem", "key", "cert")
 	}
 	for _, name := range []string{"config", "api-config"} {

@@ -98,6 +98,9 @@ func ForAPI(api *routes.API, opts ...Option) (map[schema.GroupVersionResource]*C
 		for _, v := range g.Versions {
 			gv := schema.GroupVersion{Group: g.Name, Version: v.Name}
 			for i := range v.Resources {
+				if v.Resources[i].CreateOnly() {
+					continue // never read, so never printed
+				}
 				c, err := New(gv, &v.Resources[i], opts...)
 				if err != nil {
 					errs = append(errs, err)

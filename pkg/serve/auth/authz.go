@@ -32,14 +32,24 @@ func (f AuthorizerFunc) Authorize(ctx context.Context, user *request.User, info 
 }
 
 // AlwaysAllow allows everything.
-var AlwaysAllow Authorizer = AuthorizerFunc(func(context.Context, *request.User, *request.RequestInfo) (Decision, string, error) {
-	return Allow, "", nil
-})
+var AlwaysAllow Authorizer = alwaysAllow{}
 
 // AlwaysDeny denies everything.
-var AlwaysDeny Authorizer = AuthorizerFunc(func(context.Context, *request.User, *request.RequestInfo) (Decision, string, error) {
+var AlwaysDeny Authorizer = alwaysDeny{}
+
+// alwaysAllow and alwaysDeny are types rather than functions so that they can list their rules too
+// (rules.go).
+type alwaysAllow struct{}
+
+func (alwaysAllow) Authorize(context.Context, *request.User, *request.RequestInfo) (Decision, string, error) {
+	return Allow, "", nil
+}
+
+type alwaysDeny struct{}
+
+func (alwaysDeny) Authorize(context.Context, *request.User, *request.RequestInfo) (Decision, string, error) {
 	return Deny, "Everything is forbidden.", nil
-})
+}
 
 // privilegedGroup allows system:masters everything, before any configured mode is asked, as kube does.
 var privilegedGroup Authorizer = AuthorizerFunc(func(_ context.Context, u *request.User, _ *request.RequestInfo) (Decision, string, error) {
@@ -80,14 +90,47 @@ func (c *AuthorizerChain) Modes() []Authorizer { return c.modes }
 
 // Authorize asks each authorizer in turn.
 func (c *AuthorizerChain) Authorize(ctx context.Context, u *request.User, info *request.RequestInfo) (Decision, string, error) {
+	d, reason, err := c.decide(ctx, u, info, false)
+	if err != nil {
+		return Deny, "", err
+	}
+	if d == NoOpinion {
+		return Deny, reason, nil
+	}
+	return d, reason, nil
+}
+
+// Review answers an access review (SubjectAccessReview and its kin) as kube's union authorizer
+// does: NoOpinion when no mode decided, so that the review tells "not allowed" from "denied", and the
+// reason the deciding mode gives for an Allow (RBAC names the binding), which requests never need.
+func (c *AuthorizerChain) Review(ctx context.Context, u *request.User, info *request.RequestInfo) (Decision, string, error) {
+	return c.decide(ctx, u, info, true)
+}
+
+// Explainer is an authorizer that can say why it allows, at a cost requests should not pay.
+type Explainer interface {
+	// AuthorizeExplained decides as Authorize does, with a reason for an Allow too.
+	AuthorizeExplained(ctx context.Context, user *request.User, info *request.RequestInfo) (Decision, string, error)
+}
+
+// decide asks system:masters' authorizer and then each mode; explained asks Explainers for their
+// reasons. A mode's error ends the walk, as kube's union authorizer does.
+func (c *AuthorizerChain) decide(ctx context.Context, u *request.User, info *request.RequestInfo, explained bool) (Decision, string, error) {
 	if d, _, _ := privilegedGroup.Authorize(ctx, u, info); d == Allow {
 		return Allow, "", nil
 	}
 	var reasons []string
 	for _, a := range c.modes {
-		d, reason, err := a.Authorize(ctx, u, info)
+		var d Decision
+		var reason string
+		var err error
+		if e, ok := unwrap(a).(Explainer); ok && explained {
+			d, reason, err = e.AuthorizeExplained(ctx, u, info)
+		} else {
+			d, reason, err = a.Authorize(ctx, u, info)
+		}
 		if err != nil {
-			return Deny, "", err
+			return NoOpinion, "", err
 		}
 		if d != NoOpinion {
 			return d, reason, nil
@@ -99,7 +142,15 @@ func (c *AuthorizerChain) Authorize(ctx context.Context, u *request.User, info *
 			reasons = append(reasons, reason)
 		}
 	}
-	return Deny, strings.Join(reasons, "\n"), nil
+	return NoOpinion, strings.Join(reasons, "\n"), nil
+}
+
+// unwrap returns the authorizer under a Named one.
+func unwrap(a Authorizer) Authorizer {
+	if n, ok := a.(*Named); ok {
+		return n.Authorizer
+	}
+	return a
 }
 
 // ForbiddenMessage is kube's explanation of a denial, without the resource prefix that the Status

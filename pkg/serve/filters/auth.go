@@ -27,6 +27,9 @@ func WithAuthentication(a auth.Authenticator, log *slog.Logger) func(http.Handle
 				return
 			}
 			r.Header.Del("Authorization")
+			if rec, ok := request.AccessRecordFrom(r.Context()); ok {
+				rec.User = u
+			}
 			next.ServeHTTP(w, r.WithContext(request.WithUser(r.Context(), u)))
 		})
 	}

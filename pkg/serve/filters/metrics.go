@@ -57,6 +57,13 @@ func WithMetrics(m *Metrics, log *slog.Logger) func(http.Handler) http.Handler {
 			if !ok || rw.code != 0 || rw.written != 0 {
 				rw = &recordingWriter{ResponseWriter: w}
 			}
+			// The user is known only inside authentication, whose context this filter cannot see: when
+			// the access log is on, the inner filters fill in a record of who the request ran as.
+			var rec *request.AccessRecord
+			if log.Enabled(r.Context(), slog.LevelDebug) {
+				rec = &request.AccessRecord{}
+				r = r.WithContext(request.WithAccessRecord(r.Context(), rec))
+			}
 			next.ServeHTTP(rw, r)
 			elapsed := time.Since(start)
 			info, _ := request.RequestInfoFrom(r.Context())
@@ -65,13 +72,17 @@ func WithMetrics(m *Metrics, log *slog.Logger) func(http.Handler) http.Handler {
 			code := strconv.Itoa(rw.status())
 			m.requests.WithLabelValues(verb, dryRun, group, version, resource, subresource, scope, component, code).Inc()
 			m.latency.WithLabelValues(verb, dryRun, group, version, resource, subresource, scope, component).Observe(elapsed.Seconds())
-			if log.Enabled(r.Context(), slog.LevelDebug) {
+			if rec != nil {
 				user := ""
-				if u, ok := request.UserFrom(r.Context()); ok {
-					user = u.Name
+				if rec.User != nil {
+					user = rec.User.Name
 				}
-				log.Debug("HTTP", "verb", verb, "URI", r.RequestURI, "latency", elapsed, "userAgent", r.UserAgent(),
-					"user", user, "srcIP", r.RemoteAddr, "resp", rw.status(), "bytes", rw.written)
+				attrs := []any{"verb", verb, "URI", r.RequestURI, "latency", elapsed, "userAgent", r.UserAgent(),
+					"user", user, "srcIP", r.RemoteAddr, "resp", rw.status(), "bytes", rw.written}
+				if rec.Impersonator != nil {
+					attrs = append(attrs, "impersonatedBy", rec.Impersonator.Name)
+				}
+				log.Debug("HTTP", attrs...)
 			}
 		})
 	}

@@ -58,7 +58,7 @@ type typeMeta struct {
 // caller sets them); a custom resource must name its kind, with kube's message when it does not.
 func (s *scope) decodeObject(body []byte, format outputFormat, validation string) (runtime.Object, []string, error) {
 	if format == formatProtobuf {
-		obj := s.strategy.New()
+		obj := s.newObject()
 		if err := s.api.protobuf.decode(body, obj, s); err != nil {
 			return nil, nil, err
 		}
@@ -81,7 +81,7 @@ func (s *scope) decodeObject(body []byte, format outputFormat, validation string
 	if err := s.checkTypeMeta(tm); err != nil {
 		return nil, nil, err
 	}
-	obj := s.strategy.New()
+	obj := s.newObject()
 	var strict []error
 	var err error
 	if u, ok := obj.(*unstructured.Unstructured); ok {
@@ -106,7 +106,7 @@ func (s *scope) decodeObject(body []byte, format outputFormat, validation string
 // setDefaults applies the kind's decoding defaults to a decoded object of the resource's kind (the
 // resource itself or its status), as kube's decoder does; a Scale is another kind.
 func (s *scope) setDefaults(obj runtime.Object) {
-	if s.objectGVK == s.strategy.GVK {
+	if s.strategy != nil && s.objectGVK == s.strategy.GVK {
 		s.strategy.Default(obj)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -50,6 +51,10 @@ type Config struct {
 	CustomResources *crschema.Set
 	// Escalation, when set, vets writes of RBAC roles and bindings (escalation.go).
 	Escalation EscalationChecker
+	// Creaters answer the POSTs of routes whose objects are not stored (virtual.go): every create-only
+	// resource of the API (the review APIs) needs one, and a subresource such as serviceaccounts/token
+	// may have one.
+	Creaters map[CreateKey]Creater
 }
 
 // API serves the resource routes. It implements serve.ResourceHandler.
@@ -67,6 +72,8 @@ type API struct {
 	protobuf *protobufDecoder
 	// patcher applies patches and keeps managedFields on every write.
 	patcher *patch.Patcher
+	// creates are the routes a Creater answers, by route.
+	creates map[scopeKey]*createRoute
 }
 
 type scopeKey struct{ group, version, resource, subresource string }
@@ -99,6 +106,9 @@ func New(cfg Config) (*API, error) {
 		for _, v := range g.Versions {
 			for i := range v.Resources {
 				res := &v.Resources[i]
+				if res.CreateOnly() {
+					continue // answered by its Creater (newCreateRoutes)
+				}
 				gvr := schema.GroupVersionResource{Group: g.Name, Version: v.Name, Resource: res.Plural}
 				strategy, ok := cfg.Registry.Strategy(gvr)
 				if !ok {
@@ -125,6 +135,9 @@ func New(cfg Config) (*API, error) {
 			}
 		}
 	}
+	if err := a.newCreateRoutes(); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -148,6 +161,9 @@ type scope struct {
 	table *tables.Converter
 	// crv is the schema of a custom resource; nil for built-in kinds.
 	crv *crschema.Validator
+	// goType, set for the routes a Creater answers (which have no strategy), is the Go type of
+	// their objects.
+	goType reflect.Type
 }
 
 func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema.GroupVersionResource, strategy *registry.Strategy, store storage.Store) *scope {
@@ -197,6 +213,12 @@ func (s *scope) resourcePath() string {
 
 // ServeResource answers one resource route.
 func (a *API) ServeResource(w http.ResponseWriter, r *http.Request, route *routes.Route, p routes.Params) {
+	if route.Action == routes.ActionPost && len(a.creates) > 0 {
+		if c, ok := a.creates[scopeKey{route.Group, route.Version, route.Resource, route.Subresource}]; ok {
+			c.serve(w, r, p)
+			return
+		}
+	}
 	s, ok := a.scopes[scopeKey{route.Group, route.Version, route.Resource, route.Subresource}]
 	if !ok {
 		writeError(w, r, apierrors.NewNotFound(schema.GroupResource{Group: route.Group, Resource: route.Resource}, p.Name))

@@ -3,6 +3,8 @@ package handlers
 import (
 	"fmt"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -24,7 +26,8 @@ type protobufDecoder struct {
 
 func newProtobufDecoder() (*protobufDecoder, error) {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, rbacv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, rbacv1.AddToScheme,
+		authenticationv1.AddToScheme, authorizationv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, fmt.Errorf("registering the built-in kinds for protobuf: %w", err)
 		}
@@ -35,7 +38,7 @@ func newProtobufDecoder() (*protobufDecoder, error) {
 
 // decode fills into, a pointer to the k8s.io/api type the route expects, from body.
 func (d *protobufDecoder) decode(body []byte, into runtime.Object, s *scope) error {
-	if s.strategy.Custom() {
+	if s.strategy != nil && s.strategy.Custom() {
 		return unsupportedMediaType(mediaJSON, mediaYAML)
 	}
 	_, gvk, err := d.serializer.Decode(body, nil, into)

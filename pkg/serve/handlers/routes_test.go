@@ -23,6 +23,15 @@ var probeObjects = map[string]string{
 	"rolebindings":        `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"%s"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"r"}}`,
 	"clusterrolebindings": `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"%s"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"r"}}`,
 	"widgets":             `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"%s"},"spec":{"replicas":1}}`,
+	// The review APIs store nothing: each POST is answered, the name going where the kind allows.
+	"selfsubjectreviews":        `{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview","status":{"userInfo":{"username":"%s"}}}`,
+	"tokenreviews":              `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"%s"}}`,
+	"localsubjectaccessreviews": `{"spec":{"user":"%s","resourceAttributes":{"namespace":"default","verb":"get","resource":"pods"}}}`,
+	"selfsubjectaccessreviews":  `{"spec":{"resourceAttributes":{"verb":"get","resource":"pods","name":"%s"}}}`,
+	"selfsubjectrulesreviews":   `{"spec":{"namespace":"%s"}}`,
+	"subjectaccessreviews":      `{"spec":{"user":"%s","nonResourceAttributes":{"verb":"get","path":"/version"}}}`,
+	// A TokenRequest for the ServiceAccount probe (%s is the name it may carry: empty, or probe's).
+	"serviceaccounts/token": `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","metadata":{"name":"%.0s"},"spec":{}}`,
 }
 
 // TestEveryRouteAnswers sends a request to every route `apictl routes` prints for the built-in API
@@ -84,6 +93,7 @@ var endpointContentTypes = map[routes.Endpoint]string{
 	routes.EndpointHealthz: "text/plain; charset=utf-8", routes.EndpointLivez: "text/plain; charset=utf-8",
 	routes.EndpointReadyz: "text/plain; charset=utf-8", routes.EndpointMetrics: "text/plain; version=0.0.4; charset=utf-8; escaping=underscores",
 	routes.EndpointOpenAPIV2: "application/json", routes.EndpointOpenAPIV3: "application/json",
+	routes.EndpointOpenIDConfiguration: "application/json", routes.EndpointOpenIDKeys: "application/jwk-set+json",
 	routes.EndpointProfiling: "application/octet-stream",
 }
 
@@ -122,7 +132,11 @@ func checkRoute(t *testing.T, a *api, r routes.Route) {
 		body, headers := "", []string(nil)
 		switch r.Method {
 		case http.MethodPost:
-			body = fmt.Sprintf(probeObjects[r.Resource], "probe-posted")
+			probe := probeObjects[r.Resource]
+			if r.Subresource != "" {
+				probe = probeObjects[r.Resource+"/"+r.Subresource]
+			}
+			body = fmt.Sprintf(probe, "probe-posted")
 		case http.MethodPut:
 			body = a.do("GET", strings.TrimSuffix(strings.TrimSuffix(path, "/status"), "/finalize"), "").body
 			if r.Subresource == "scale" {

@@ -71,14 +71,23 @@ func TestWatch(t *testing.T) {
 	a := start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// The server publishes kube-root-ca.crt in every namespace, as kube-controller-manager does: let
+	// it arrive first, so that every later event is the test's own.
+	for deadline := time.Now().Add(10 * time.Second); a.do("GET", cmPath+"/kube-root-ca.crt", "").code != 200; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no kube-root-ca.crt in the default namespace within 10s")
+		}
+	}
 	a.do("POST", cmPath, configMap("before", `{}`)).expect(t, 201)
 	list := a.do("GET", cmPath, "")
 	rv := field(t, list.body, "metadata", "resourceVersion")
 
 	fromList := a.watch(ctx, "resourceVersion="+rv)
 	initial := a.watch(ctx, "") // unset: the current state first
-	if ev := initial(); ev.Type != "ADDED" || ev.Object.Metadata.Name != "before" {
-		t.Errorf("initial event = %+v", ev)
+	for _, name := range []string{"before", "kube-root-ca.crt"} {
+		if ev := initial(); ev.Type != "ADDED" || ev.Object.Metadata.Name != name {
+			t.Errorf("initial event = %+v, want ADDED %s", ev, name)
+		}
 	}
 	a.do("POST", cmPath, configMap("w", `{}`)).expect(t, 201)
 	a.do("PUT", cmPath+"/w", configMap("w", `{"a":"1"}`)).expect(t, 200)
@@ -104,8 +113,10 @@ func TestWatch(t *testing.T) {
 	}
 
 	initialEnd := a.watch(ctx, "sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&resourceVersion=")
-	if ev := initialEnd(); ev.Type != "ADDED" || ev.Object.Metadata.Name != "before" {
-		t.Errorf("sendInitialEvents first event = %+v", ev)
+	for _, name := range []string{"before", "kube-root-ca.crt"} {
+		if ev := initialEnd(); ev.Type != "ADDED" || ev.Object.Metadata.Name != name {
+			t.Errorf("sendInitialEvents event = %+v, want ADDED %s", ev, name)
+		}
 	}
 	if ev := initialEnd(); ev.Type != "BOOKMARK" || ev.Object.Metadata.Annotations["k8s.io/initial-events-end"] != "true" || ev.Object.Kind != "ConfigMap" {
 		t.Errorf("end of initial events = %+v", ev)

@@ -20,6 +20,9 @@ type User struct {
 	Name   string
 	UID    string
 	Groups []string
+	// Extra holds further facts about the user that authorizers and auditors may use, as kube's
+	// user.Info.GetExtra: keys such as "scopes" or "authentication.kubernetes.io/credential-id".
+	Extra map[string][]string
 }
 
 // InGroup reports whether the user belongs to group.

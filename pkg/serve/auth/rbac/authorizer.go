@@ -3,6 +3,9 @@ package rbac
 import (
 	"context"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+
 	"github.com/apictl/apictl/pkg/serve/auth"
 	"github.com/apictl/apictl/pkg/serve/request"
 )
@@ -32,3 +35,38 @@ func (a *Authorizer) Authorize(_ context.Context, u *request.User, info *request
 	}
 	return auth.NoOpinion, x.denialReason(u, info.Namespace), nil
 }
+
+// AuthorizeExplained decides as Authorize does and names, for an Allow, the binding that grants it,
+// as kube's RBAC reason does; access reviews show it.
+func (a *Authorizer) AuthorizeExplained(ctx context.Context, u *request.User, info *request.RequestInfo) (auth.Decision, string, error) {
+	d, reason, err := a.Authorize(ctx, u, info)
+	if d == auth.Allow {
+		reason = a.policy.current.Load().allowReason(u, info)
+	}
+	return d, reason, err
+}
+
+// RulesFor lists the rules the bindings give u in namespace, as kube's RBAC rule resolver does: a rule
+// with resources becomes a resource rule and one with URLs a non-resource rule; the errors met
+// resolving roles are the evaluation error.
+func (a *Authorizer) RulesFor(_ context.Context, u *request.User, namespace string) (auth.Rules, error) {
+	var out auth.Rules
+	if u == nil {
+		return out, nil
+	}
+	rules, errs := a.policy.RulesFor(u, namespace)
+	for _, r := range rules {
+		if len(r.Resources) > 0 {
+			out.Resource = append(out.Resource, authorizationv1.ResourceRule{Verbs: r.Verbs, APIGroups: r.APIGroups, Resources: r.Resources, ResourceNames: r.ResourceNames})
+		}
+		if len(r.NonResourceURLs) > 0 {
+			out.NonResource = append(out.NonResource, authorizationv1.NonResourceRule{Verbs: r.Verbs, NonResourceURLs: r.NonResourceURLs})
+		}
+	}
+	return out, utilerrors.NewAggregate(errs)
+}
+
+var (
+	_ auth.Explainer     = (*Authorizer)(nil)
+	_ auth.RulesResolver = (*Authorizer)(nil)
+)

@@ -110,6 +110,9 @@ func BootstrapClusterRoles() []rbacv1.ClusterRole {
 			resourceRule([]string{"create"}, groups("authentication.k8s.io"), "selfsubjectreviews"),
 		}},
 		{ObjectMeta: bootstrapMeta("system:public-info-viewer"), Rules: []rbacv1.PolicyRule{urlRule([]string{"get"}, health...)}},
+		// The service-account issuer's OIDC discovery, for workloads that verify tokens.
+		{ObjectMeta: bootstrapMeta("system:service-account-issuer-discovery"), Rules: []rbacv1.PolicyRule{urlRule([]string{"get"},
+			"/.well-known/openid-configuration", "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/")}},
 	}
 }
 
@@ -130,5 +133,6 @@ func BootstrapClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		binding("system:discovery", group("system:authenticated")),
 		binding("system:basic-user", group("system:authenticated")),
 		binding("system:public-info-viewer", group("system:authenticated"), group("system:unauthenticated")),
+		binding("system:service-account-issuer-discovery", group("system:serviceaccounts")),
 	}
 }

@@ -2,6 +2,7 @@ package rbac
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -22,6 +23,13 @@ type subjectKey struct {
 type grant struct {
 	rules []rbacv1.PolicyRule
 	err   error
+	// binding, roleRef, namespace ("" for a ClusterRoleBinding) and subjects are the binding's, for
+	// the reasons access reviews give (allowReason); formatted only then, so rebuilding the index on
+	// every change of a binding costs no formatting.
+	binding   string
+	roleRef   rbacv1.RoleRef
+	namespace string
+	subjects  []rbacv1.Subject
 }
 
 // index is one immutable view of every role and binding, arranged for decisions: the grants of the
@@ -70,19 +78,23 @@ func buildIndex(o *objects) *index {
 	for _, r := range o.clusterRoles {
 		x.clusterRoles[r.Name] = r
 	}
-	for _, b := range o.clusterRoleBindings {
+	// Bindings in storage-key order, so that an allow reason and the order of a rules review do not
+	// change between runs (kube's follow its cache's map order).
+	for _, k := range slices.Sorted(maps.Keys(o.clusterRoleBindings)) {
+		b := o.clusterRoleBindings[k]
 		x.clusterRoleBindings[b.Name] = b
 		rules, err := x.roleRefRules(b.RoleRef, "")
-		g := &grant{rules: rules, err: err}
+		g := &grant{rules: rules, err: err, binding: b.Name, roleRef: b.RoleRef, subjects: b.Subjects}
 		for _, s := range b.Subjects {
 			if k, ok := keyOf(s, ""); ok {
 				x.cluster[k] = append(x.cluster[k], g)
 			}
 		}
 	}
-	for _, b := range o.roleBindings {
+	for _, k := range slices.Sorted(maps.Keys(o.roleBindings)) {
+		b := o.roleBindings[k]
 		rules, err := x.roleRefRules(b.RoleRef, b.Namespace)
-		g := &grant{rules: rules, err: err}
+		g := &grant{rules: rules, err: err, binding: b.Name, roleRef: b.RoleRef, namespace: b.Namespace, subjects: b.Subjects}
 		bySubject := x.namespaces[b.Namespace]
 		if bySubject == nil {
 			bySubject = map[subjectKey][]*grant{}
@@ -256,4 +268,50 @@ func (x *index) rulesFor(u *request.User, namespace string) ([]rbacv1.PolicyRule
 		return true
 	})
 	return rules, errs
+}
+
+// allowReason is kube's RBAC reason for an Allow: the first binding that grants what info asks, its
+// role and the subject that made it apply, ClusterRoleBindings first (kube walks bindings in its
+// cache's order, so with several grants it may name another one). "" when nothing allows it.
+func (x *index) allowReason(u *request.User, info *request.RequestInfo) string {
+	reason := ""
+	x.visit(u, info.Namespace, func(g *grant) bool {
+		for i := range g.rules {
+			if ruleAllows(&g.rules[i], info) {
+				reason = "RBAC: allowed by " + g.source() + " to " + g.subjectFor(u)
+				return false
+			}
+		}
+		return true
+	})
+	return reason
+}
+
+// source names the binding and its role as kube's allow reasons do: ClusterRoleBinding "b" of
+// ClusterRole "r", RoleBinding "b/namespace" of Role "r".
+func (g *grant) source() string {
+	if g.namespace == "" {
+		return fmt.Sprintf("ClusterRoleBinding %q of %s %q", g.binding, g.roleRef.Kind, g.roleRef.Name)
+	}
+	return fmt.Sprintf("RoleBinding %q of %s %q", g.binding+"/"+g.namespace, g.roleRef.Kind, g.roleRef.Name)
+}
+
+// subjectFor describes the subject of the grant's binding that names u, as kube's describeSubject
+// does: Kind "name", with a service account as "name/namespace".
+func (g *grant) subjectFor(u *request.User) string {
+	for _, s := range g.subjects {
+		k, ok := keyOf(s, g.namespace)
+		if !ok || (k.group && !u.InGroup(k.name)) || (!k.group && k.name != u.Name) {
+			continue
+		}
+		if s.Kind == rbacv1.ServiceAccountKind {
+			ns := s.Namespace
+			if ns == "" {
+				ns = g.namespace
+			}
+			return fmt.Sprintf("%s %q", s.Kind, s.Name+"/"+ns)
+		}
+		return fmt.Sprintf("%s %q", s.Kind, s.Name)
+	}
+	return ""
 }
