@@ -30,6 +30,16 @@ import (
 // choose one.
 const EnvAuthorizationMode = "APICTL_TEST_AUTHORIZATION_MODE"
 
+// choosesAuthorization reports whether args set --authorization-mode.
+func choosesAuthorization(args []string) bool {
+	for _, a := range args {
+		if a == "--authorization-mode" || strings.HasPrefix(a, "--authorization-mode=") {
+			return true
+		}
+	}
+	return false
+}
+
 // Server is a running test server.
 type Server struct {
 	// InsecureURL is http://127.0.0.1:<port>; SecureURL is https://127.0.0.1:<port>.
@@ -92,9 +102,9 @@ func StartE(ctx context.Context, dataDir string, args ...string) (*Server, error
 		"--secure-port", port(secureLn),
 		"--insecure-port", port(insecureLn),
 	}
-	// CI runs the suites again under another authorizer (RBAC) without touching each test; a test's
-	// own --authorization-mode still wins, coming later.
-	if mode := os.Getenv(EnvAuthorizationMode); mode != "" {
+	// CI runs the suites again under another authorizer (RBAC) without touching each test; a test
+	// that chooses its own --authorization-mode keeps it (the flag adds to a list when repeated).
+	if mode := os.Getenv(EnvAuthorizationMode); mode != "" && !choosesAuthorization(args) {
 		defaults = append(defaults, "--authorization-mode", mode)
 	}
 	if err := fs.Parse(append(defaults, args...)); err != nil {
