@@ -40,9 +40,12 @@ func withTokenRequest(creaters map[handlers.CreateKey]handlers.Creater, tokens *
 			return nil, apierrors.NewInternalError(fmt.Errorf("a token request decoded as %T", req.Object))
 		}
 		// kube's TokenREST issues a token on dryRun too: it stores nothing either way.
-		out, _, err := tokens.Requester.Create(ctx, req.Namespace, req.Name, tr)
+		out, warnings, err := tokens.Requester.Create(ctx, req.Namespace, req.Name, tr)
 		if err != nil {
 			return nil, err
+		}
+		for _, w := range warnings {
+			req.Warn(w)
 		}
 		return out, nil
 	}

@@ -30,6 +30,8 @@ type CreateRequest struct {
 	Object runtime.Object
 	// DryRun is dryRun=All: kube's review APIs answer it as any other create.
 	DryRun bool
+	// Warn adds a warning to the response (a Warning header), as kube's REST storage may.
+	Warn func(message string)
 }
 
 // Creater answers such a create; it returns the object to send back with 201 (kube answers 201 for
@@ -105,7 +107,8 @@ func (c *createRoute) serve(w http.ResponseWriter, r *http.Request, p routes.Par
 		writeError(w, r, err)
 		return
 	}
-	out, err := c.creater(r.Context(), CreateRequest{Namespace: p.Namespace, Name: p.Name, Object: obj, DryRun: req.opts.dryRun})
+	out, err := c.creater(r.Context(), CreateRequest{Namespace: p.Namespace, Name: p.Name, Object: obj, DryRun: req.opts.dryRun,
+		Warn: func(m string) { warnings = append(warnings, m) }})
 	if err != nil {
 		writeError(w, r, err)
 		return
