@@ -135,7 +135,7 @@ func renew(ctx context.Context, spec RenewSpec, w fileWriter) (*Report, error) {
 		report.Notes = append(report.Notes, saNote)
 	}
 	if len(done) > 0 {
-		report.Notes = append(report.Notes, renewNotes(spec.Dir, done)...)
+		report.Notes = append(report.Notes, renewNotes(spec.Dir, done, r.now)...)
 	}
 	return report, nil
 }

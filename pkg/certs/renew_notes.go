@@ -3,13 +3,24 @@ package certs
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // renewNotes says, for each renewed certificate, who else holds the old one and what they must do.
-func renewNotes(dir string, done []*renewed) []string {
+// An old certificate that had already expired at now holds nobody up any more: copies of it fail.
+func renewNotes(dir string, done []*renewed, now time.Time) []string {
 	var notes []string
 	for _, rn := range done {
 		until := FormatTime(rn.old.NotAfter)
+		if !now.Before(rn.old.NotAfter) {
+			note := fmt.Sprintf("the old %s certificate had already expired on %s: whatever still holds a copy of it fails until it gets the renewed %s.",
+				rn.name, until, rn.path)
+			if rn.name == NameEtcdCA {
+				note += " etcd reads its trusted CA file only when it starts: restart each etcd member after replacing the file."
+			}
+			notes = append(notes, note)
+			continue
+		}
 		switch {
 		case rn.isCA:
 			note := fmt.Sprintf("%s was renewed with its old key and subject, so every certificate it signed verifies against the old and the new copy alike. "+

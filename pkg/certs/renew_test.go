@@ -253,3 +253,29 @@ func TestRenewFailingMidwayLeavesTheDirectoryAsItWas(t *testing.T) {
 		}
 	}
 }
+
+// A note never says that an old certificate which had already expired "stays valid until" a past time.
+func TestRenewNotesOfExpiredCertificates(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	cert := func(notAfter time.Time) *x509.Certificate { return &x509.Certificate{NotAfter: notAfter} }
+	tests := []struct {
+		name      string
+		rn        renewed
+		want, not string
+	}{
+		{name: "expired etcd client", rn: renewed{name: NameAPIServerEtcdClient, path: "/pki/apiserver-etcd-client.crt", old: cert(now.Add(-time.Hour))},
+			want: "the old apiserver-etcd-client certificate had already expired on ", not: "stays valid"},
+		{name: "expired etcd CA", rn: renewed{name: NameEtcdCA, path: "/pki/etcd/ca.crt", isCA: true, old: cert(now.Add(-day))},
+			want: "restart each etcd member", not: "keep working until"},
+		{name: "valid etcd client", rn: renewed{name: NameAPIServerEtcdClient, path: "/pki/apiserver-etcd-client.crt", old: cert(now.Add(day))},
+			want: "stays valid until", not: "already expired"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			notes := renewNotes("/pki", []*renewed{&tt.rn}, now)
+			if !strings.Contains(notes[0], tt.want) || strings.Contains(notes[0], tt.not) {
+				t.Errorf("note %q: want %q, not %q", notes[0], tt.want, tt.not)
+			}
+		})
+	}
+}
