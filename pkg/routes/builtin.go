@@ -93,7 +93,7 @@ func coordinationV1() []Resource {
 func serviceAccounts() Resource {
 	r := builtin("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, StandardVerbs(), []string{"sa"},
 		reflect.TypeFor[corev1.ServiceAccount](), reflect.TypeFor[corev1.ServiceAccountList](),
-		nameColumn(), computedColumn("Secrets", corev1.ServiceAccount{}.SwaggerDoc()["secrets"], 0), ageColumn())
+		nameColumn(), ageColumn())
 	r.Subresources = []Subresource{{Name: "token", Group: GroupAuthentication, Version: "v1", Kind: "TokenRequest",
 		Verbs: []string{VerbCreate}, GoType: reflect.TypeFor[authenticationv1.TokenRequest]()}}
 	return r

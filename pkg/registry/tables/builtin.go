@@ -43,7 +43,7 @@ func builtinPrinter(gk schema.GroupKind) (printer, bool) {
 		}, cells: typed(namespaceCells)}, true
 	case schema.GroupKind{Kind: "ServiceAccount"}:
 		return printer{columns: []metav1.TableColumnDefinition{
-			nameColumn(), column("Secrets", corev1.ServiceAccount{}.SwaggerDoc()["secrets"]), ageColumn(),
+			nameColumn(), ageColumn(),
 		}, cells: typed(serviceAccountCells)}, true
 	case schema.GroupKind{Kind: "Event"}:
 		return eventPrinter(), true
@@ -172,7 +172,8 @@ func namespaceCells(ns *corev1.Namespace, now time.Time) []any {
 }
 
 func serviceAccountCells(sa *corev1.ServiceAccount, now time.Time) []any {
-	return []any{sa.Name, int64(len(sa.Secrets)), age(sa.CreationTimestamp, now)}
+	// kube 1.37 prints no Secrets column: a ServiceAccount's secrets are a legacy token mechanism.
+	return []any{sa.Name, age(sa.CreationTimestamp, now)}
 }
 
 func leaseCells(l *coordinationv1.Lease, now time.Time) []any {
