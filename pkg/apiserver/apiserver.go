@@ -41,7 +41,13 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 			closeListeners(cfg)
 		}
 	}()
-	st, err := startStorage(ctx, o, cfg.Logger, extras.UnsafeNoFsync)
+	// The API comes first: storage encrypts per resource and needs to know the served ones.
+	api, crds, err := routes.LoadAPIAndCRDs(o.APIEnablement.APIConfig, o.APIEnablement.RuntimeConfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading the API: %w", err)
+	}
+	cfg.API = api
+	st, err := startStorage(ctx, o, cfg.Logger, extras.UnsafeNoFsync, storedResources(api))
 	if err != nil {
 		return nil, err
 	}
@@ -50,11 +56,6 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 			_ = st.close(context.Background())
 		}
 	}()
-	api, crds, err := routes.LoadAPIAndCRDs(o.APIEnablement.APIConfig, o.APIEnablement.RuntimeConfig)
-	if err != nil {
-		return nil, fmt.Errorf("loading the API: %w", err)
-	}
-	cfg.API = api
 	customResources, err := crschema.NewSet(crds)
 	if err != nil {
 		return nil, fmt.Errorf("compiling the CRD schemas: %w", err)
@@ -128,6 +129,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 			return nil
 		}),
 		addSpaceGuard(s, st.space, &bg),
+		addEncryptionReload(s, o, st.encryption, cfg.Logger, &bg),
 		s.AddPostShutdownHook("close-storage", func(ctx context.Context) error {
 			bg.wait()
 			caches.wait()

@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/apictl/apictl/pkg/flags"
 	"github.com/apictl/apictl/pkg/storage/embedded"
+	"github.com/apictl/apictl/pkg/storage/encryption"
 	"github.com/apictl/apictl/pkg/storage/etcd3"
 )
 
@@ -18,13 +21,28 @@ type storageStack struct {
 	embedded *embedded.Server
 	// space guards the embedded etcd's disk; nil for an external cluster.
 	space *spaceGuard
+	// encryption encrypts values at rest; nil without --encryption-provider-config.
+	encryption *encryption.Transformers
 }
 
 // startStorage starts the embedded etcd in <data-dir>/etcd unless --etcd-servers names a cluster, and
 // connects the store to it. The store's connection retries are bounded by --etcd-healthcheck-timeout,
-// so an unreachable cluster fails the start with a message naming it.
-func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger, unsafeNoFsync bool) (*storageStack, error) {
+// so an unreachable cluster fails the start with a message naming it. served are the resources whose
+// values --encryption-provider-config may encrypt.
+func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger, unsafeNoFsync bool, served []schema.GroupResource) (*storageStack, error) {
 	st := &storageStack{}
+	// The file is read before etcd starts: a bad one fails the start at once, with kube's message.
+	encryptionConfig, err := o.Encryption.Load()
+	if err != nil {
+		return nil, fmt.Errorf("loading --encryption-provider-config: %w", err)
+	}
+	var transformers etcd3.Transformers
+	if encryptionConfig != nil {
+		st.encryption = encryption.NewTransformers(encryptionConfig, served)
+		transformers = st.encryption
+		log.Info("encrypting at rest", "config", o.Encryption.ProviderConfig, "hash", encryptionConfig.Hash(),
+			"automaticReload", o.Encryption.AutomaticReload)
+	}
 	endpoints := o.Etcd.Servers
 	caFile, certFile, keyFile := o.Etcd.CAFile, o.Etcd.CertFile, o.Etcd.KeyFile
 	if len(endpoints) == 0 {
@@ -55,6 +73,7 @@ func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger,
 		HealthcheckTimeout: o.Etcd.HealthcheckTimeout,
 		CompactionInterval: o.Etcd.CompactionInterval,
 		WriteGate:          writeGate,
+		Transformers:       transformers,
 		Logger:             log.With("component", "storage"),
 	})
 	if err != nil {

@@ -48,6 +48,7 @@ func (o *ServerOptions) Config(ctx context.Context, logOut io.Writer) (cfg *serv
 		{SectionInsecureServing, o.InsecureServing.ApplyTo},
 		{SectionAuthentication, o.Authentication.ApplyTo},
 		{SectionAuthorization, o.Authorization.ApplyTo},
+		{SectionAuditing, o.Audit.ApplyTo},
 	}
 	for _, s := range steps {
 		if err := s.apply(ctx, cfg); err != nil {

@@ -24,8 +24,10 @@ type Section interface {
 type ServerOptions struct {
 	Generic         *GenericOptions
 	Etcd            *EtcdOptions
+	Encryption      *EncryptionOptions
 	SecureServing   *SecureServingOptions
 	InsecureServing *InsecureServingOptions
+	Audit           *AuditOptions
 	Features        *FeatureOptions
 	Authentication  *AuthenticationOptions
 	Authorization   *AuthorizationOptions
@@ -46,8 +48,10 @@ func NewServerOptions() *ServerOptions {
 	return &ServerOptions{
 		Generic:         NewGenericOptions(),
 		Etcd:            NewEtcdOptions(),
+		Encryption:      NewEncryptionOptions(),
 		SecureServing:   NewSecureServingOptions(),
 		InsecureServing: NewInsecureServingOptions(),
+		Audit:           NewAuditOptions(),
 		Features:        NewFeatureOptions(),
 		Authentication:  NewAuthenticationOptions(),
 		Authorization:   NewAuthorizationOptions(),
@@ -67,8 +71,10 @@ func (o *ServerOptions) sections() []struct {
 	}{
 		{SectionGeneric, o.Generic},
 		{SectionEtcd, o.Etcd},
+		{SectionEtcd, o.Encryption},
 		{SectionSecureServing, o.SecureServing},
 		{SectionInsecureServing, o.InsecureServing},
+		{SectionAuditing, o.Audit},
 		{SectionFeatures, o.Features},
 		{SectionAuthentication, o.Authentication},
 		{SectionAuthorization, o.Authorization},

@@ -21,6 +21,7 @@ import (
 
 	"github.com/apictl/apictl/pkg/features"
 	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/serve/audit"
 	"github.com/apictl/apictl/pkg/serve/auth"
 	"github.com/apictl/apictl/pkg/serve/auth/serviceaccount"
 	"github.com/apictl/apictl/pkg/serve/dynamiccert"
@@ -72,6 +73,8 @@ type Config struct {
 	// ServiceAccountTokens issues and verifies service-account tokens; its authenticator is part of
 	// Authentication. When set, the OIDC discovery documents are served.
 	ServiceAccountTokens *serviceaccount.Tokens
+	// Audit writes the audit log; nil (no --audit-policy-file) keeps audit out of the chain entirely.
+	Audit *audit.Auditor
 
 	// Logger receives the server's logs. LogWriter, when set, is the writer under it, and backs the
 	// `log` health check.

@@ -141,22 +141,27 @@ func displayAddress(configured string, ln net.Listener) string {
 	return net.JoinHostPort(host, port)
 }
 
-// chain wraps the mux in the filters, outermost first as the filters package documents.
+// chain wraps the mux in the filters, outermost first as the filters package documents. Audit sits
+// where kube has it, right inside authentication and outside impersonation (so refused
+// impersonations are logged), with its ID set outside recovery; without a policy (c.Audit nil) its
+// methods return what they are given and the chain has no audit filter at all.
 func (p *PreparedServer) chain(authn auth.Authenticator, authz auth.Authorizer) http.Handler {
 	c := p.cfg
 	log := c.Logger
 	var h http.Handler = p.mux
 	wrap := []func(http.Handler) http.Handler{
 		filters.WithMaxRequestBody(c.MaxRequestBodyBytes),
-		filters.WithAuthorization(authz, log),
+		filters.WithAuthorization(c.Audit.Authorizer(authz), log),
 		filters.WithMaxInFlightLimit(c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight, p.metrics),
 		filters.WithImpersonation(authz, log),
-		filters.WithAuthentication(authn, log),
+		c.Audit.WithAudit,
+		filters.WithAuthentication(c.Audit.Authenticator(authn), log),
 		filters.WithCORS(c.CORSAllowedOrigins),
 		filters.WithTimeout(c.RequestTimeout),
 		filters.WithMetrics(p.metrics, log),
 		filters.WithRequestInfo,
 		filters.WithPanicRecovery(log),
+		c.Audit.WithInit,
 		filters.WithConnectionClose(&p.closing),
 		filters.WithGrownStack,
 	}

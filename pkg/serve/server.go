@@ -103,6 +103,12 @@ func (c CompletedConfig) New() (*Server, error) {
 		e[ep] = discovery.serve
 	}
 	addOpenIDEndpoints(e, c.ServiceAccountTokens, c.ExternalAddress, c.Logger)
+	if c.Audit != nil {
+		// After the drain, as kube shuts its audit backend down: every finished request is logged.
+		if err := s.AddPostShutdownHook("audit-log", c.Audit.Close); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 

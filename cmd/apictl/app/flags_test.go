@@ -122,7 +122,7 @@ func TestServeHelpSections(t *testing.T) {
 			headers = append(headers, line)
 		}
 	}
-	want := []string{"Generic flags:", "Etcd flags:", "Secure serving flags:", "Insecure serving flags:", "Features flags:",
+	want := []string{"Generic flags:", "Etcd flags:", "Secure serving flags:", "Insecure serving flags:", "Auditing flags:", "Features flags:",
 		"Authentication flags:", "Authorization flags:", "API enablement flags:", "Logs flags:", "Global flags:"}
 	if strings.Join(headers, "|") != strings.Join(want, "|") {
 		t.Errorf("sections = %q, want %q", headers, want)

@@ -20,6 +20,10 @@ func (s *Store) Create(ctx context.Context, key string, value []byte, ttl time.D
 	if err := s.mayWrite(); err != nil {
 		return storage.KeyValue{}, err
 	}
+	stored, err := s.toStorage(ctx, s.transformer(key), key, value)
+	if err != nil {
+		return storage.KeyValue{}, err
+	}
 	for retried := false; ; retried = true {
 		var opts []clientv3.OpOption
 		lease := clientv3.NoLease
@@ -32,7 +36,7 @@ func (s *Store) Create(ctx context.Context, key string, value []byte, ttl time.D
 		}
 		resp, err := s.kv.Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-			Then(clientv3.OpPut(key, string(value), opts...)).
+			Then(clientv3.OpPut(key, string(stored), opts...)).
 			Commit()
 		if err != nil {
 			if isLeaseGone(err) && !retried {
@@ -74,7 +78,8 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions) (s
 	if len(resp.Kvs) == 0 {
 		return storage.KeyValue{}, &storage.StorageError{Code: storage.NotFound, Op: "get", Key: key}
 	}
-	return keyValue(resp.Kvs[0]), nil
+	kv, _, err := s.decode(ctx, s.transformer(key), resp.Kvs[0])
+	return kv, err
 }
 
 // getNotOlderThan reads with opts at a revision of at least minRev. A serializable read answers from

@@ -93,6 +93,9 @@ func planList(prefix string, opts storage.ListOptions) (listPlan, error) {
 func (s *Store) list(ctx context.Context, prefix string, plan listPlan, opts storage.ListOptions) (*storage.ListResult, error) {
 	rangeEnd := clientv3.GetPrefixRangeEnd(prefix)
 	limit, filter := opts.Limit, opts.Filter
+	// One list reads one resource: its transformer is chosen once.
+	t := s.transformer(prefix)
+	var dc *keyContext
 	batch := limit
 	key := plan.start
 	revision := plan.revision
@@ -109,7 +112,17 @@ func (s *Store) list(ctx context.Context, prefix string, plan listPlan, opts sto
 			revision = resp.Header.Revision
 		}
 		for i, kv := range resp.Kvs {
-			item := keyValue(kv)
+			var item storage.KeyValue
+			if needsDecode(t, kv.Value) {
+				if dc == nil {
+					dc = &keyContext{prefix: s.prefix}
+				}
+				if item, err = s.decodeListItem(ctx, t, kv, dc); err != nil {
+					return nil, err
+				}
+			} else {
+				item = keyValue(kv)
+			}
 			if filter != nil {
 				ok, err := filter(item)
 				if err != nil {

@@ -49,6 +49,9 @@ type Config struct {
 	// WriteGate, when set, is asked before every create and update, and its error (a NoSpace
 	// StorageError, say) refuses the write. It is on the write path: it must answer from memory.
 	WriteGate func() error
+	// Transformers, when set, encrypts each resource's values at rest (--encryption-provider-config).
+	// Nil stores values as they are, at no cost.
+	Transformers Transformers
 	// Logger receives the store's and the etcd client's logs (warnings and errors only for the
 	// client). Nil discards them.
 	Logger *slog.Logger
@@ -87,6 +90,10 @@ type Store struct {
 	slowWatchGrace     time.Duration
 	writeGate          func() error
 	logger             *slog.Logger
+	// transformers encrypts values at rest; nil stores them as they are.
+	transformers Transformers
+	// prefix is the etcd key prefix the namespace wrappers add: a transformer authenticates the full key.
+	prefix string
 
 	mu      sync.Mutex
 	closed  bool
@@ -172,6 +179,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		compactionInterval: cfg.CompactionInterval,
 		watchBufferSize:    cfg.WatchBufferSize,
 		writeGate:          cfg.WriteGate,
+		transformers:       cfg.Transformers,
+		prefix:             prefix,
 		slowWatchGrace:     slowWatchGrace,
 		logger:             cfg.Logger,
 		revisions:          newRevisionReads(),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apiserver/pkg/storage/value"
 
 	"github.com/apictl/apictl/pkg/storage"
 )
@@ -14,27 +15,32 @@ import (
 // it with a transaction that requires the mod revision to be unchanged. When another writer got there first, the transaction's
 // else branch returns the fresh value and tryUpdate runs again on it, without another read. With
 // opts.ExpectedRevision set, a moved object is a Conflict instead. An unchanged value is not written
-// (nor is its lease renewed). opts.TTL > 0 attaches a lease; 0 keeps whatever lease the key has, so an
-// update does not make an expiring key permanent.
+// (nor is its lease renewed), unless the transformer says it is stale: stored with a key that is no
+// longer the first, which a rotation replaces by rewriting every object. opts.TTL > 0 attaches a
+// lease; 0 keeps whatever lease the key has, so an update does not make an expiring key permanent.
 func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate storage.UpdateFunc, opts storage.UpdateOptions) (storage.KeyValue, error) {
 	if key == "" {
 		return storage.KeyValue{}, invalid("update: the key is empty")
 	}
+	t := s.transformer(key)
 	var current storage.KeyValue
 	// fresh says current was read from etcd; a cached value only decides what to try first.
 	fresh := false
+	// stale says current was not written with the first provider and key of its transformer: it is
+	// rewritten even when unchanged, which is how a key rotation reaches every object.
+	stale := false
 	if c := opts.Cached; c != nil && c.Key == key && (opts.ExpectedRevision == 0 || c.ModRevision == opts.ExpectedRevision) {
 		current = *c
 	} else {
 		var err error
-		if current, err = s.readCurrent(ctx, "update", key); err != nil {
+		if current, stale, err = s.readState(ctx, t, "update", key); err != nil {
 			return storage.KeyValue{}, err
 		}
 		fresh = true
 	}
 	refresh := func() error {
 		var err error
-		current, err = s.readCurrent(ctx, "update", key)
+		current, stale, err = s.readState(ctx, t, "update", key)
 		fresh = true
 		return err
 	}
@@ -44,7 +50,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 				ResourceVersion: opts.ExpectedRevision, CurrentRevision: current.ModRevision}
 		}
 		next, err := tryUpdate(current)
-		if err != nil || bytes.Equal(next, current.Value) {
+		if err != nil || (bytes.Equal(next, current.Value) && !stale) {
 			if !fresh {
 				// The verdict of a stale value counts for nothing: ask again on the current one.
 				if err := refresh(); err != nil {
@@ -60,6 +66,10 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 		if err := s.mayWrite(); err != nil {
 			return storage.KeyValue{}, err
 		}
+		stored, err := s.toStorage(ctx, t, key, next)
+		if err != nil {
+			return storage.KeyValue{}, err
+		}
 		putOpts := []clientv3.OpOption{clientv3.WithIgnoreLease()}
 		lease := clientv3.NoLease
 		if opts.TTL > 0 {
@@ -70,7 +80,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 		}
 		txn, err := s.kv.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", current.ModRevision)).
-			Then(clientv3.OpPut(key, string(next), putOpts...)).
+			Then(clientv3.OpPut(key, string(stored), putOpts...)).
 			Else(clientv3.OpGet(key)).
 			Commit()
 		if err != nil {
@@ -84,7 +94,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 		if txn.Succeeded {
 			return storage.KeyValue{Key: key, Value: next, ModRevision: txn.Header.Revision}, nil
 		}
-		if current, err = fromElse(txn, "update", key); err != nil {
+		if current, stale, err = s.fromElse(ctx, t, txn, "update", key); err != nil {
 			return storage.KeyValue{}, err
 		}
 		fresh = true
@@ -98,7 +108,8 @@ func (s *Store) Delete(ctx context.Context, key string, check storage.CheckFunc)
 	if key == "" {
 		return storage.KeyValue{}, invalid("delete: the key is empty")
 	}
-	current, err := s.readCurrent(ctx, "delete", key)
+	t := s.transformer(key)
+	current, _, err := s.readState(ctx, t, "delete", key)
 	if err != nil {
 		return storage.KeyValue{}, err
 	}
@@ -120,7 +131,7 @@ func (s *Store) Delete(ctx context.Context, key string, check storage.CheckFunc)
 			current.ModRevision = txn.Header.Revision
 			return current, nil
 		}
-		if current, err = fromElse(txn, "delete", key); err != nil {
+		if current, _, err = s.fromElse(ctx, t, txn, "delete", key); err != nil {
 			return storage.KeyValue{}, err
 		}
 	}
@@ -129,22 +140,28 @@ func (s *Store) Delete(ctx context.Context, key string, check storage.CheckFunc)
 // readCurrent reads the latest value of key, for a compare-and-swap or a Get of resourceVersion "": a
 // quorum read, NotFound if the key does not exist.
 func (s *Store) readCurrent(ctx context.Context, op, key string) (storage.KeyValue, error) {
+	kv, _, err := s.readState(ctx, s.transformer(key), op, key)
+	return kv, err
+}
+
+// readState is readCurrent through the key's transformer t, saying whether the value is stale.
+func (s *Store) readState(ctx context.Context, t value.Transformer, op, key string) (storage.KeyValue, bool, error) {
 	resp, err := s.kv.Get(ctx, key)
 	if err != nil {
-		return storage.KeyValue{}, s.interpret(op, key, err)
+		return storage.KeyValue{}, false, s.interpret(op, key, err)
 	}
 	if len(resp.Kvs) == 0 {
-		return storage.KeyValue{}, &storage.StorageError{Code: storage.NotFound, Op: op, Key: key}
+		return storage.KeyValue{}, false, &storage.StorageError{Code: storage.NotFound, Op: op, Key: key}
 	}
-	return keyValue(resp.Kvs[0]), nil
+	return s.decode(ctx, t, resp.Kvs[0])
 }
 
 // fromElse takes the fresh value from the else branch of a compare-and-swap that lost; NotFound if
-// the winner deleted the key.
-func fromElse(txn *clientv3.TxnResponse, op, key string) (storage.KeyValue, error) {
+// the winner deleted the key. stale is as readState's.
+func (s *Store) fromElse(ctx context.Context, t value.Transformer, txn *clientv3.TxnResponse, op, key string) (storage.KeyValue, bool, error) {
 	kvs := txn.Responses[0].GetResponseRange().Kvs
 	if len(kvs) == 0 {
-		return storage.KeyValue{}, &storage.StorageError{Code: storage.NotFound, Op: op, Key: key}
+		return storage.KeyValue{}, false, &storage.StorageError{Code: storage.NotFound, Op: op, Key: key}
 	}
-	return keyValue(kvs[0]), nil
+	return s.decode(ctx, t, kvs[0])
 }

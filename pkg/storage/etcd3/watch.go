@@ -7,6 +7,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apiserver/pkg/storage/value"
 
 	"github.com/apictl/apictl/pkg/storage"
 )
@@ -99,8 +100,14 @@ func (w *watch) run() {
 			}
 			continue
 		}
+		// The transformer is chosen per response, so that a watch that lasts (the watch cache's) reads
+		// what is written after the configuration is reloaded with a new key.
+		t := w.store.transformer(w.prefix)
 		for _, ev := range resp.Events {
 			event, err := parseEvent(ev)
+			if err == nil && needsDecode(t, event.Object.Value) {
+				err = w.decode(t, &event, ev)
+			}
 			if err != nil {
 				w.sendError(err)
 				return
@@ -190,4 +197,19 @@ func parseEvent(ev *clientv3.Event) (storage.Event, error) {
 	default:
 		return storage.Event{Type: storage.Modified, Revision: rev, Object: keyValue(ev.Kv)}, nil
 	}
+}
+
+// decode replaces the stored value of an event's object by the caller's: the new value, or the last
+// one for a delete.
+func (w *watch) decode(t value.Transformer, event *storage.Event, ev *clientv3.Event) error {
+	kv := ev.Kv
+	if event.Type == storage.Deleted {
+		kv = ev.PrevKv
+	}
+	decoded, _, err := w.store.decode(w.ctx, t, kv)
+	if err != nil {
+		return err
+	}
+	event.Object.Value = decoded.Value
+	return nil
 }
