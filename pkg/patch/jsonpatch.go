@@ -74,6 +74,14 @@ func (tg *target) jsonPatch(own *ownership, current runtime.Object, req Request,
 			return nil, apierrors.NewRequestEntityTooLargeError(
 				fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", MaxJSONPatchOperations, len(ops)))
 		}
+		if i, err := rootOperationWithoutValue(ops); i >= 0 {
+			// json-patch panics on this operation (kube-apiserver v1.37.2 resets the stream): it fails,
+			// after the operations before it.
+			if _, applyErr := ops[:i].Apply(currentJS); applyErr != nil {
+				return nil, patchRejected(applyErr)
+			}
+			return nil, patchRejected(err)
+		}
 		if patched, err = ops.Apply(currentJS); err != nil {
 			return nil, patchRejected(err)
 		}
@@ -98,6 +106,29 @@ func (tg *target) jsonPatch(own *ownership, current runtime.Object, req Request,
 		return nil, err
 	}
 	return own.track(current, obj, Manager(req.Options.FieldManager, req.UserAgent)), nil
+}
+
+// rootOperationWithoutValue finds the first "test" or "replace" of the whole document ("path": "")
+// that has no value, and returns its index and why it fails; -1 if there is none. Without a value,
+// a test cannot hold and a replace has no object or array to put in place of the document.
+func rootOperationWithoutValue(ops jsonpatch.Patch) (int, error) {
+	for i, op := range ops {
+		kind := op.Kind()
+		if kind != "test" && kind != "replace" {
+			continue
+		}
+		if path, err := op.Path(); err != nil || path != "" {
+			continue
+		}
+		if _, ok := op["value"]; ok {
+			continue
+		}
+		if kind == "test" {
+			return i, fmt.Errorf("testing value %s failed: %w", "", jsonpatch.ErrTestFailed)
+		}
+		return i, fmt.Errorf("replace operation value must be object or array: %w", jsonpatch.ErrInvalid)
+	}
+	return -1, nil
 }
 
 // decodePatched turns the patched JSON back into an object of the kind. For Go types, fields the

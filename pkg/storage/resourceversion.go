@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -14,12 +15,13 @@ import (
 // response. "0" and "" mean something else to every caller, which handles them first; anything else
 // that is not a positive number is an Invalid StorageError saying what to send.
 func ParseResourceVersion(rv string) (int64, error) {
-	n, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil || n <= 0 {
+	// Unsigned, as kube parses it: a sign ("+5") is not part of a revision.
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil || n == 0 || n > math.MaxInt64 {
 		return 0, &StorageError{Code: Invalid, Err: fmt.Errorf(
 			"resourceVersion %q is not valid: use a revision number from a previous response, \"0\" or none", rv)}
 	}
-	return n, nil
+	return int64(n), nil
 }
 
 // ErrNoMetadata is returned for a stored value that is not a JSON object with a metadata object.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -66,11 +67,12 @@ func parseResourceVersion(rv string) (int64, error) {
 	if rv == "" {
 		return 0, nil
 	}
-	n, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil || n <= 0 {
+	// Unsigned, as kube parses it: a sign ("+5") is not part of a revision.
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil || n == 0 || n > math.MaxInt64 {
 		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q: resourceVersions come from the server, send back the one you read", rv))
 	}
-	return n, nil
+	return int64(n), nil
 }
 
 // namespaceState is what a create needs to know of its namespace.

@@ -125,14 +125,12 @@ func resourceInfo(resource RequestInfo, r *http.Request) (RequestInfo, bool) {
 	return resource, true
 }
 
-// QueryBool reads a boolean query parameter as kube's conversion does: empty, 0, f and false are
-// false, anything else true.
+// QueryBool reads a boolean query parameter as kube's conversion does (runtime.Convert_Slice_string_To_bool):
+// 0 and false in any case are false, anything else true ("f" and "no" too: ?watch=f is a watch in
+// kube). Callers pass url.Values.Get, so an absent parameter, "", is false; kube would read a present
+// but empty one as true.
 func QueryBool(v string) bool {
-	switch strings.ToLower(v) {
-	case "", "0", "f", "false":
-		return false
-	}
-	return true
+	return v != "" && v != "0" && !strings.EqualFold(v, "false")
 }
 
 // exactNameSelector returns x for a field selector that pins metadata.name=x, so that a list or watch
