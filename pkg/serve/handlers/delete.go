@@ -59,8 +59,7 @@ func parseDeleteOptions(r *http.Request) (*deleteOptions, error) {
 		policy := metav1.DeletionPropagation(v)
 		o.PropagationPolicy = &policy
 	}
-	if v := q.Get("orphanDependents"); v != "" && o.OrphanDependents == nil {
-		b := request.QueryBool(v)
+	if b, ok := request.QueryParamBool(q, "orphanDependents"); ok && o.OrphanDependents == nil {
 		o.OrphanDependents = &b
 	}
 	if len(o.DryRun) == 0 {

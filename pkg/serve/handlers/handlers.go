@@ -228,7 +228,7 @@ func (a *API) ServeResource(w http.ResponseWriter, r *http.Request, route *route
 	case routes.ActionGet:
 		s.get(w, r, p)
 	case routes.ActionList:
-		if request.QueryBool(r.URL.Query().Get("watch")) {
+		if watch, _ := request.QueryParamBool(r.URL.Query(), "watch"); watch {
 			s.watch(w, r, p, "")
 			return
 		}

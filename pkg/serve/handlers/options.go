@@ -48,8 +48,8 @@ func parseListOptions(q url.Values) (*listOptions, error) {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
 		}
 	}
-	o.watch = request.QueryBool(q.Get("watch"))
-	o.allowBookmarks = request.QueryBool(q.Get("allowWatchBookmarks"))
+	o.watch, _ = request.QueryParamBool(q, "watch")
+	o.allowBookmarks, _ = request.QueryParamBool(q, "allowWatchBookmarks")
 	o.resourceVersion = q.Get("resourceVersion")
 	o.resourceVersionMatch = storage.ResourceVersionMatch(q.Get("resourceVersionMatch"))
 	o.continueToken = q.Get("continue")
@@ -65,8 +65,7 @@ func parseListOptions(q url.Values) (*listOptions, error) {
 		}
 		o.timeout = time.Duration(n) * time.Second
 	}
-	if s := q.Get("sendInitialEvents"); s != "" {
-		v := request.QueryBool(s)
+	if v, ok := request.QueryParamBool(q, "sendInitialEvents"); ok {
 		o.sendInitialEvents = &v
 	}
 	return o, o.validate()

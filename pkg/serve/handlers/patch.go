@@ -43,8 +43,7 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	q := r.URL.Query()
 	req := patch.Request{Target: target, Type: typ, Namespace: p.Namespace, Name: p.Name, Patch: body, UserAgent: r.UserAgent(),
 		Options: metav1.PatchOptions{DryRun: q["dryRun"], FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}}
-	if v := q.Get("force"); v != "" {
-		force := request.QueryBool(v)
+	if force, ok := request.QueryParamBool(q, "force"); ok {
 		req.Options.Force = &force
 	}
 	dryRun := len(req.Options.DryRun) > 0

@@ -5,6 +5,7 @@ package request
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/validation/path"
@@ -112,7 +113,7 @@ func resourceInfo(resource RequestInfo, r *http.Request) (RequestInfo, bool) {
 	if resource.Name == "" && resource.Verb == "get" {
 		query := r.URL.Query()
 		resource.Verb = "list"
-		if QueryBool(query.Get("watch")) {
+		if watch, _ := QueryParamBool(query, "watch"); watch {
 			resource.Verb = "watch"
 		}
 		if name, ok := exactNameSelector(query.Get("fieldSelector")); ok {
@@ -125,12 +126,16 @@ func resourceInfo(resource RequestInfo, r *http.Request) (RequestInfo, bool) {
 	return resource, true
 }
 
-// QueryBool reads a boolean query parameter as kube's conversion does (runtime.Convert_Slice_string_To_bool):
-// 0 and false in any case are false, anything else true ("f" and "no" too: ?watch=f is a watch in
-// kube). Callers pass url.Values.Get, so an absent parameter, "", is false; kube would read a present
-// but empty one as true.
-func QueryBool(v string) bool {
-	return v != "" && v != "0" && !strings.EqualFold(v, "false")
+// QueryParamBool reads the boolean query parameter key as kube's conversion does
+// (runtime.Convert_Slice_string_To_bool): absent is false, 0 and false in any case are false, anything
+// else is true, an empty value ("?watch=") and "f" included. present says whether the parameter was
+// given at all, for options that are pointers in kube (sendInitialEvents, force, orphanDependents).
+func QueryParamBool(q url.Values, key string) (value, present bool) {
+	v, present := q[key]
+	if !present || len(v) == 0 {
+		return false, false
+	}
+	return v[0] != "0" && !strings.EqualFold(v[0], "false"), true
 }
 
 // exactNameSelector returns x for a field selector that pins metadata.name=x, so that a list or watch

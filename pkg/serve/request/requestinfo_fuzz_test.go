@@ -93,11 +93,11 @@ func FuzzNewRequestInfo(f *testing.F) {
 			t.Fatalf("subresource %q is not the third part of %q", info.Subresource, info.Parts)
 		}
 		// A GET of a collection is a watch when ?watch= says so in kube's reading of booleans
-		// (runtime.Convert_Slice_string_To_bool): anything but 0 and false, in any case. An empty value
-		// reads as absent here (QueryBool's callers cannot tell them apart).
+		// (runtime.Convert_Slice_string_To_bool): anything but 0 and false, in any case, an empty
+		// value included.
 		watchPath := segs[len(want)] == "watch"
 		if v := r.URL.Query()["watch"]; !watchPath && len(info.Parts) < 2 && (method == http.MethodGet || method == http.MethodHead) &&
-			len(v) > 0 && v[0] != "" {
+			len(v) > 0 {
 			kubeWatch := v[0] != "0" && !strings.EqualFold(v[0], "false")
 			if (info.Verb == "watch") != kubeWatch {
 				t.Fatalf("?watch=%s gives the verb %s", v[0], info.Verb)

@@ -18,6 +18,11 @@ func TestNewRequestInfo(t *testing.T) {
 			Verb: "list", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "configmaps", Parts: []string{"configmaps"}}},
 		{"GET", "/api/v1/namespaces/ns/configmaps?watch=true", RequestInfo{IsResourceRequest: true, Path: "/api/v1/namespaces/ns/configmaps",
 			Verb: "watch", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "configmaps", Parts: []string{"configmaps"}}},
+		// kube reads a present but empty boolean as true, and only 0 and false as false.
+		{"GET", "/api/v1/namespaces/ns/configmaps?watch=", RequestInfo{IsResourceRequest: true, Path: "/api/v1/namespaces/ns/configmaps",
+			Verb: "watch", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "configmaps", Parts: []string{"configmaps"}}},
+		{"GET", "/api/v1/namespaces/ns/configmaps?watch=FALSE", RequestInfo{IsResourceRequest: true, Path: "/api/v1/namespaces/ns/configmaps",
+			Verb: "list", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "configmaps", Parts: []string{"configmaps"}}},
 		{"GET", "/api/v1/namespaces/ns/configmaps?watch=1&fieldSelector=metadata.name%3Dx", RequestInfo{IsResourceRequest: true,
 			Path: "/api/v1/namespaces/ns/configmaps", Verb: "watch", APIPrefix: "api", APIVersion: "v1", Namespace: "ns", Resource: "configmaps",
 			Name: "x", Parts: []string{"configmaps"}}},
