@@ -57,17 +57,25 @@ func New(cfg Config) *Controller {
 	return &Controller{cfg: cfg, active: map[string]bool{}, objects: map[string][]byte{}, dirty: map[string]bool{}, wake: make(chan struct{}, 1)}
 }
 
+// always adapts a handler that never stops Reflect by itself: ctx does.
+func always(h func(reset bool, items []storage.KeyValue, deleted bool)) storage.ReflectHandler {
+	return func(reset bool, items []storage.KeyValue, deleted bool) bool {
+		h(reset, items, deleted)
+		return true
+	}
+}
+
 // Run reconciles until ctx ends, and returns once its goroutines have stopped.
 func (c *Controller) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		reflect(ctx, c.cfg.Namespaces, storage.ResourcePrefix("", "namespaces", ""), c.onNamespaces, c.cfg.Logger)
+		storage.Reflect(ctx, c.cfg.Namespaces, storage.ResourcePrefix("", "namespaces", ""), always(c.onNamespaces), c.cfg.Logger)
 	}()
 	go func() {
 		defer wg.Done()
-		reflect(ctx, c.cfg.Objects, storage.ResourcePrefix("", c.cfg.Resource, ""), c.onObjects, c.cfg.Logger)
+		storage.Reflect(ctx, c.cfg.Objects, storage.ResourcePrefix("", c.cfg.Resource, ""), always(c.onObjects), c.cfg.Logger)
 	}()
 	defer wg.Wait()
 	var retry *time.Timer

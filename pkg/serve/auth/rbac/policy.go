@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,38 +148,9 @@ type update struct {
 
 // reflect sends resource's list, then its changes, to out until ctx ends.
 func reflect(ctx context.Context, store storage.Store, prefix, resource string, out chan<- update, log *slog.Logger) {
-	const retry = time.Second
-	for ctx.Err() == nil {
-		list, err := store.List(ctx, prefix, storage.ListOptions{ResourceVersion: "0"})
-		if err != nil {
-			if ctx.Err() == nil {
-				log.Warn("listing for the RBAC index failed; retrying", "resource", resource, "err", err)
-				sleep(ctx, retry)
-			}
-			continue
-		}
-		if !send(ctx, out, update{resource: resource, reset: true, items: list.Items}) {
-			return
-		}
-		events, err := store.Watch(ctx, prefix, storage.WatchOptions{Revision: list.Revision})
-		if err != nil {
-			if ctx.Err() == nil {
-				log.Warn("watching for the RBAC index failed; listing again", "resource", resource, "err", err)
-				sleep(ctx, retry)
-			}
-			continue
-		}
-		for ev := range events {
-			switch ev.Type {
-			case storage.Added, storage.Modified, storage.Deleted:
-				if !send(ctx, out, update{resource: resource, items: []storage.KeyValue{ev.Object}, deleted: ev.Type == storage.Deleted}) {
-					return
-				}
-			case storage.Error:
-				log.Debug("the RBAC index's watch ended; listing again", "resource", resource, "err", ev.Err)
-			}
-		}
-	}
+	storage.Reflect(ctx, store, prefix, func(reset bool, items []storage.KeyValue, deleted bool) bool {
+		return send(ctx, out, update{resource: resource, reset: reset, items: items, deleted: deleted})
+	}, log.With("for", "the RBAC index"))
 }
 
 func send(ctx context.Context, out chan<- update, u update) bool {
@@ -189,15 +159,6 @@ func send(ctx context.Context, out chan<- update, u update) bool {
 		return true
 	case <-ctx.Done():
 		return false
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
 	}
 }
 
