@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -165,6 +166,8 @@ func sameFiles(before, after map[string]fileState) string {
 			diffs = append(diffs, path+" appeared")
 		}
 	}
+	// Sorted: maps iterate in any order.
+	sort.Strings(diffs)
 	return strings.Join(diffs, "; ")
 }
 
