@@ -62,7 +62,10 @@ func (r AuthzResult) Ratio() float64 {
 
 // measureAuthz starts the two servers on etcdURLs, where compare seeded the listed objects, gives the
 // measured user the edit role in the namespaces the operations use, fills the policy, and measures.
-func measureAuthz(ctx context.Context, cfg Config, etcdURLs []string, dir string) (_ *Authz, err error) {
+// They are replicas of the compared server: they start with a copy of its PKI (pki), as replicas of
+// one cluster share it. With a CA of their own each, their kube-root-ca.crt publishers would rewrite
+// every namespace's ConfigMap back and forth, and the measurement would measure that.
+func measureAuthz(ctx context.Context, cfg Config, etcdURLs []string, dir, pki string) (_ *Authz, err error) {
 	c := cfg.Concurrency[0]
 	a := &Authz{Bindings: AuthzBindings, Concurrency: c,
 		Client: "h2+tls, client certificate CN=" + authzUser + " O=" + authzGroup + " (not in system:masters)"}
@@ -71,7 +74,11 @@ func measureAuthz(ctx context.Context, cfg Config, etcdURLs []string, dir string
 	}
 	servers := map[string]*server{}
 	for _, mode := range []string{"AlwaysAllow", "RBAC"} {
-		s, _, err := startServer(ctx, cfg.Apictl, filepath.Join(dir, mode), etcdURLs, 10*time.Millisecond, "--authorization-mode", mode)
+		dataDir := filepath.Join(dir, mode)
+		if err := os.CopyFS(filepath.Join(dataDir, "pki"), os.DirFS(pki)); err != nil {
+			return nil, fmt.Errorf("measuring authorization: sharing the PKI: %w", err)
+		}
+		s, _, err := startServer(ctx, cfg.Apictl, dataDir, etcdURLs, 10*time.Millisecond, "--authorization-mode", mode)
 		if err != nil {
 			return nil, fmt.Errorf("measuring authorization: %w", err)
 		}

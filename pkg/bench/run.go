@@ -174,7 +174,7 @@ func compare(ctx context.Context, cfg Config, dir string, report *Report) (err e
 	}
 	if cfg.Authz {
 		cfg.Logger.Info("comparing RBAC with AlwaysAllow")
-		if report.Authz, err = measureAuthz(ctx, cfg, etcd.urls, filepath.Join(dir, "authz")); err != nil {
+		if report.Authz, err = measureAuthz(ctx, cfg, etcd.urls, filepath.Join(dir, "authz"), s.pkiDir()); err != nil {
 			return err
 		}
 	}
