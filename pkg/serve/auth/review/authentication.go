@@ -17,8 +17,8 @@ import (
 // tokenReview runs the server's token authentication on spec.token alone, as kube's TokenReview
 // storage does with a request that carries nothing but the bearer token: no client certificate, no
 // front-proxy headers, and no anonymous fallback. The audiences asked for (spec.audiences, else the
-// API's) travel in the context; the authenticators here accept tokens for any of them, so the answer
-// repeats them.
+// API's) travel in the context; an authenticator that checks audiences reports which of them the
+// token was issued for (kube's status.audiences), one that does not leaves the answer repeating them.
 func (r *reviews) tokenReview(ctx context.Context, req handlers.CreateRequest) (runtime.Object, error) {
 	tr, ok := req.Object.(*authenticationv1.TokenReview)
 	if !ok {
@@ -37,7 +37,8 @@ func (r *reviews) tokenReview(ctx context.Context, req handlers.CreateRequest) (
 	if len(audiences) == 0 {
 		audiences = r.cfg.APIAudiences
 	}
-	tokenCtx := context.WithoutCancel(ctx)
+	var matched request.MatchedAudiences
+	tokenCtx := request.WithMatchedAudiences(context.WithoutCancel(ctx), &matched)
 	if len(audiences) > 0 {
 		tokenCtx = request.WithAudiences(tokenCtx, audiences)
 	}
@@ -61,6 +62,9 @@ func (r *reviews) tokenReview(ctx context.Context, req handlers.CreateRequest) (
 	if ok && u != nil {
 		tr.Status.User = userInfo(u)
 		tr.Status.Audiences = audiences
+		if matched.Reported {
+			tr.Status.Audiences = matched.Audiences
+		}
 	}
 	return tr, nil
 }

@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -177,6 +178,12 @@ func TestTokenReview(t *testing.T) {
 		{"the review's audiences", auth.Union(nil, tokens), authenticationv1.TokenReviewSpec{Token: "secret", Audiences: []string{"a"}}, []string{"api"},
 			authenticationv1.TokenReviewStatus{Authenticated: true, Audiences: []string{"a"},
 				User: authenticationv1.UserInfo{Username: "bob", UID: "42", Groups: []string{"g1", "g2", "system:authenticated"}}}},
+		{"an audience-checking authenticator says which", auth.Union(nil, auth.AuthenticatorFunc(func(r *http.Request) (*request.User, bool, error) {
+			request.ReportMatchedAudiences(r.Context(), []string{"b"})
+			return &request.User{Name: "system:serviceaccount:ns:sa"}, true, nil
+		})), authenticationv1.TokenReviewSpec{Token: "jwt", Audiences: []string{"a", "b"}}, nil,
+			authenticationv1.TokenReviewStatus{Authenticated: true, Audiences: []string{"b"},
+				User: authenticationv1.UserInfo{Username: "system:serviceaccount:ns:sa", Groups: []string{"system:authenticated"}}}},
 		{"an unknown token", auth.Union(auth.Anonymous, tokens), authenticationv1.TokenReviewSpec{Token: "nope"}, nil,
 			authenticationv1.TokenReviewStatus{Error: "invalid bearer token"}},
 		{"no token authenticator is not anonymous", auth.Union(auth.Anonymous), authenticationv1.TokenReviewSpec{Token: "nope"}, nil,

@@ -25,6 +25,7 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (*request.User, boo
 	if !ok || err != nil {
 		return nil, ok, err
 	}
+	request.ReportMatchedAudiences(r.Context(), resp.Audiences)
 	return resp.User.RequestUser(), true, nil
 }
 
