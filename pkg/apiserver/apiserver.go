@@ -116,7 +116,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		s.AddPostStartHook("storage-readiness", caches.waitReady),
 		s.AddPostStartHook("default-namespaces", rest.EnsureDefaultNamespaces),
 		s.AddPostStartHook("start-namespace-controller", func(ctx context.Context) error {
-			go rest.RunNamespaceController(ctx)
+			bg.goRun(func() { rest.RunNamespaceController(ctx) })
 			return nil
 		}),
 		s.AddPostStartHook("start-etcd-compactor", func(ctx context.Context) error {

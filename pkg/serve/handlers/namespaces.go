@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,48 +41,69 @@ func (a *API) EnsureDefaultNamespaces(ctx context.Context) error {
 	return nil
 }
 
-// namespaceSweepInterval is how often the namespace controller looks for terminating namespaces when
-// nothing tells it sooner.
-const namespaceSweepInterval = 5 * time.Second
+// namespaceRetry bounds how long the namespace controller waits before it looks again at a namespace
+// that is still terminating: one waiting for objects with finalizers, or whose sweep failed. It backs
+// off from namespaceRetryMin.
+const (
+	namespaceRetryMin = 100 * time.Millisecond
+	namespaceRetry    = 5 * time.Second
+)
 
-// RunNamespaceController empties terminating namespaces, then lets them go, until ctx ends: for each
-// namespace with a deletionTimestamp it deletes every object in it (objects with finalizers are marked
-// and waited for), then removes the "kubernetes" finalizer, and the namespace is deleted. Deleting a
-// namespace through this server wakes it at once; namespaces deleted through another server are found
-// on the next sweep.
+// RunNamespaceController empties terminating namespaces, then lets them go, until ctx ends, and
+// returns once its goroutines have stopped: for each namespace with a deletionTimestamp it deletes
+// every object in it (objects with finalizers are marked and waited for), then removes the
+// "kubernetes" finalizer, and the namespace is deleted. It follows the namespaces' watch (its own
+// deletes and those through other servers alike) and sweeps when one changes; it looks again only
+// while a namespace is still terminating, backing off to namespaceRetry.
 func (a *API) RunNamespaceController(ctx context.Context) {
 	if a.namespaces == nil {
 		return
 	}
-	t := time.NewTicker(namespaceSweepInterval)
-	defer t.Stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		storage.Reflect(ctx, a.namespaces.store, a.namespaces.prefix(""), func(reset bool, items []storage.KeyValue, deleted bool) bool {
+			if reset || (!deleted && len(items) == 1 && mayBeTerminating(items[0].Value)) {
+				a.notifyNamespaceChanged()
+			}
+			return true
+		}, a.cfg.Logger.With("component", "namespace-controller"))
+	})
+	retry := time.NewTimer(0)
+	defer retry.Stop()
+	backoff := namespaceRetryMin
 	for {
-		again, err := a.sweepNamespaces(ctx)
-		if err != nil && ctx.Err() == nil {
-			a.cfg.Logger.Warn("namespace controller: sweep failed, retrying", "err", err)
-		}
-		if again && err == nil {
-			// Content was just deleted: look again at once, so that a namespace goes as soon as it is empty.
-			continue
-		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
 		case <-a.wake:
+			backoff = namespaceRetryMin
+		case <-retry.C:
+		}
+		pending, again, err := a.sweepNamespaces(ctx)
+		if err != nil && ctx.Err() == nil {
+			a.cfg.Logger.Warn("namespace controller: sweep failed, retrying", "err", err)
+		}
+		switch {
+		case again && err == nil:
+			// Content was just deleted: look again at once, so that a namespace goes as soon as it is empty.
+			retry.Reset(0)
+		case pending || err != nil:
+			retry.Reset(backoff)
+			backoff = min(2*backoff, namespaceRetry)
 		}
 	}
 }
 
-// sweepNamespaces finalizes every terminating namespace it can. It reports whether it removed content
-// without removing objects marked for deletion, so that another sweep right away may finish the job.
-func (a *API) sweepNamespaces(ctx context.Context) (bool, error) {
+// sweepNamespaces finalizes every terminating namespace it can. It reports whether a namespace is still
+// terminating afterwards (pending), and whether it removed content without removing objects marked
+// for deletion (again), so that another sweep right away may finish the job.
+func (a *API) sweepNamespaces(ctx context.Context) (pending, again bool, err error) {
 	s := a.namespaces
 	res, err := s.store.List(ctx, s.prefix(""), storage.ListOptions{})
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
-	again := false
 	var errs []error
 	for _, kv := range res.Items {
 		var ns corev1.Namespace
@@ -97,16 +119,16 @@ func (a *API) sweepNamespaces(ctx context.Context) (bool, error) {
 			errs = append(errs, fmt.Errorf("emptying namespace %s: %w", ns.Name, err))
 			continue
 		}
-		if !empty && !waiting {
-			again = true
+		if !empty {
+			pending = true
+			again = again || !waiting
+			continue
 		}
-		if empty {
-			if err := a.finalizeNamespace(ctx, ns.Name); err != nil {
-				errs = append(errs, fmt.Errorf("finalizing namespace %s: %w", ns.Name, err))
-			}
+		if err := a.finalizeNamespace(ctx, ns.Name); err != nil {
+			errs = append(errs, fmt.Errorf("finalizing namespace %s: %w", ns.Name, err))
 		}
 	}
-	return again, errors.Join(errs...)
+	return pending, again, errors.Join(errs...)
 }
 
 // emptyNamespace deletes what is in a namespace and reports whether nothing was left, and whether it
