@@ -77,7 +77,7 @@ func TestEnsureServingCreatesThePKI(t *testing.T) {
 	if serving.KeyUsage != x509.KeyUsageDigitalSignature {
 		t.Errorf("ECDSA serving certificate key usage %v, want digital signature only", serving.KeyUsage)
 	}
-	if got := serving.NotAfter.Sub(time.Now()); got < DefaultValidity-time.Minute || got > DefaultValidity {
+	if got := time.Until(serving.NotAfter); got < DefaultValidity-time.Minute || got > DefaultValidity {
 		t.Errorf("serving certificate expires in %v, want about %v", got, DefaultValidity)
 	}
 

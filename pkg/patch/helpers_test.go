@@ -156,7 +156,7 @@ func ownedFields(t testing.TB, obj runtime.Object, manager string, op metav1.Man
 	}
 	for _, e := range m.GetManagedFields() {
 		if e.Manager == manager && e.Operation == op && e.FieldsV1 != nil {
-			return string(e.FieldsV1.Raw)
+			return string(e.FieldsV1.GetRawBytes())
 		}
 	}
 	return ""

@@ -504,7 +504,7 @@ func TestObjectsWithoutTypeMeta(t *testing.T) {
 		return &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "default", UID: "u", ManagedFields: []metav1.ManagedFieldsEntry{{
 				Manager: "creator", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1",
-				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:a":{}}}`)},
+				FieldsV1: metav1.NewFieldsV1(`{"f:data":{".":{},"f:a":{}}}`),
 			}}},
 			Data: map[string]string{"a": "1"},
 		}

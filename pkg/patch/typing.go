@@ -99,7 +99,7 @@ func withManagedFieldsStandIn(obj runtime.Object) runtime.Object {
 // entry are strings and a time, which always type.
 func typesCleanly(entries []metav1.ManagedFieldsEntry) bool {
 	for i := range entries {
-		if f := entries[i].FieldsV1; f != nil && !isFieldSetJSON(f.Raw) {
+		if f := entries[i].FieldsV1; f != nil && !isFieldSetJSON(f.GetRawBytes()) {
 			return false
 		}
 	}

@@ -137,7 +137,7 @@ func TestTypingLeavesObjectsAlone(t *testing.T) {
 	own := configMapOwnership(t)
 	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "a",
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:k":{}}}`)}}}}, Data: map[string]string{"k": "v"}}
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{"f:k":{}}}`)}}}, Data: map[string]string{"k": "v"}}
 	before := cm.DeepCopy()
 	if _, err := own.converter.ObjectToTyped(cm, typed.AllowDuplicates); err != nil {
 		t.Fatal(err)
@@ -247,7 +247,7 @@ func FuzzIsFieldSetJSON(f *testing.F) {
 			t.Fatalf("%q accepted but not JSON", raw)
 		}
 		cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "a",
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}}}}}
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(raw))}}}}
 		defer func() {
 			if r := recover(); r != nil {
 				t.Fatalf("%q accepted but the library panics typing it: %v", raw, r)

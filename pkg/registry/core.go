@@ -114,7 +114,7 @@ func validateDataKey(key string, fld *field.Path) field.ErrorList {
 
 // secretRules merges stringData into data and defaults the type, as kube's conversion and defaulting
 // do, and checks the keys each well-known type requires.
-type secretRules struct{ noRules }
+type secretRules struct{}
 
 func (secretRules) prepareCreate(obj runtime.Object) { normalizeSecret(obj.(*corev1.Secret)) }
 
@@ -204,7 +204,7 @@ func (r secretRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
 
 // namespaceRules: a new namespace is Active with the kubernetes finalizer; updates of the main resource
 // keep status, as kube's namespace strategy does.
-type namespaceRules struct{ noRules }
+type namespaceRules struct{}
 
 func (namespaceRules) prepareCreate(obj runtime.Object) {
 	ns := obj.(*corev1.Namespace)

@@ -74,5 +74,6 @@ func uidPrecondition(sent, stored types.UID) error {
 	if sent == "" || sent == stored {
 		return nil
 	}
+	//lint:ignore ST1005 kube's message, which clients match
 	return fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", sent, stored)
 }

@@ -10,8 +10,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -233,4 +233,4 @@ func (s *Strategy) invalid(name string, errs field.ErrorList) error {
 }
 
 // rbacName allows what kube allows for RBAC objects: any valid path segment (system:controller:x).
-func rbacName(name string, prefix bool) []string { return path.IsValidPathSegmentName(name) }
+func rbacName(name string, prefix bool) []string { return content.IsPathSegmentName(name) }

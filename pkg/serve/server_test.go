@@ -1,5 +1,7 @@
 package serve
 
+//lint:file-ignore SA1019 the test drives x/net/http2's transport on purpose
+
 import (
 	"bytes"
 	"context"

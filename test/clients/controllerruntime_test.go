@@ -322,7 +322,7 @@ func TestControllerRuntime(t *testing.T) {
 	key := client.ObjectKeyFromObject(widget)
 	cmKey := client.ObjectKey{Namespace: crNamespace, Name: crConfigMapName(widget.Name)}
 	wantData := map[string]string{"color": "blue", "size": "3"}
-	cm := crWaitConfigMap(t, api, widget, wantData)
+	crWaitConfigMap(t, api, widget, wantData)
 	crWaitReady(t, api, key, 1)
 
 	t.Log("a spec change reaches the ConfigMap and observedGeneration")
@@ -338,7 +338,7 @@ func TestControllerRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantData = map[string]string{"color": "green", "shape": "round", "size": "5"}
-	cm = crWaitConfigMap(t, api, widget, wantData)
+	cm := crWaitConfigMap(t, api, widget, wantData)
 	crWaitReady(t, api, key, 2)
 
 	t.Log("a ConfigMap deleted by hand comes back")

@@ -222,7 +222,7 @@ func managed(t *testing.T, manager, apiVersion, fields string) metav1.ManagedFie
 		t.Fatalf("bad fields %s", fields)
 	}
 	return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: apiVersion,
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 }
 
 // fieldsOf prints managed fields sorted by manager: "manager apiVersion fields; ...".
@@ -232,7 +232,7 @@ func fieldsOf(entries []metav1.ManagedFieldsEntry) string {
 		if i > 0 {
 			s += "; "
 		}
-		s += e.Manager + " " + e.APIVersion + " " + string(e.FieldsV1.Raw)
+		s += e.Manager + " " + e.APIVersion + " " + string(e.FieldsV1.GetRawBytes())
 	}
 	return s
 }

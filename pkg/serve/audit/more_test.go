@@ -95,9 +95,8 @@ func TestImpersonatedUser(t *testing.T) {
 			next.ServeHTTP(w, r.WithContext(request.WithImpersonator(request.WithUser(r.Context(), bob), requestor)))
 		})
 	}
-	h := chain(a, alice, allowAll, jsonHandler(200, `{"kind":"Pod"}`))
 	// Put the impersonation inside WithAudit, as the server does.
-	h = a.WithInit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := a.WithInit(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := request.WithRequestInfo(r.Context(), request.NewRequestInfo(r))
 		a.WithAudit(impersonate(jsonHandler(200, `{"kind":"Pod"}`))).ServeHTTP(w, r.WithContext(request.WithUser(ctx, alice)))
 	}))

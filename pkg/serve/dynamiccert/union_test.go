@@ -35,7 +35,7 @@ func namedCA(t *testing.T, cn string) []byte {
 func commonNames(t *testing.T, pool *x509.CertPool) []string {
 	t.Helper()
 	var names []string
-	// Subjects is deprecated for the system pool only; this one holds what the test added.
+	//lint:ignore SA1019 deprecated for the system pool only; this pool holds what the test added
 	for _, raw := range pool.Subjects() {
 		var name pkix.RDNSequence
 		if _, err := asn1.Unmarshal(raw, &name); err != nil {

@@ -35,6 +35,7 @@ func WithPanicRecovery(log *slog.Logger) func(http.Handler) http.Handler {
 					// The response has started; a Status can no longer be sent, so drop the connection.
 					panic(http.ErrAbortHandler)
 				}
+				//lint:ignore ST1005 kube's message, which clients see
 				status.WriteError(rw, r, apierrors.NewInternalError(errors.New(panicMessage)))
 			}()
 			next.ServeHTTP(rw, r)

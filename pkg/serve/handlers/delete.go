@@ -1,5 +1,7 @@
 package handlers
 
+//lint:file-ignore SA1019 orphanDependents is deprecated in kube's API, and kube still honours it
+
 import (
 	"context"
 	"encoding/json"

@@ -34,9 +34,6 @@ const (
 	initialEventsEnd = "k8s.io/initial-events-end"
 )
 
-// bookmarkInterval is how often a watch that allows bookmarks gets one, as kube's watch cache does.
-const bookmarkInterval = time.Minute
-
 // watch answers a watch: a list with ?watch=true, or the deprecated watch/ paths (name set for a
 // single object). It streams newline-delimited {"type","object"} events, flushed one by one, until the
 // timeout, the client leaves, or the server stops accepting requests; then the stream ends cleanly.

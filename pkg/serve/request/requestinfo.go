@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/fields"
 )
 
@@ -149,7 +149,7 @@ func exactNameSelector(selector string) (string, bool) {
 		return "", false
 	}
 	name, ok := sel.RequiresExactMatch("metadata.name")
-	if !ok || len(path.IsValidPathSegmentName(name)) > 0 {
+	if !ok || len(content.IsPathSegmentName(name)) > 0 {
 		return "", false
 	}
 	return name, true

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 )
 
 // resourceVerbs are the verbs a resource request can have ("" for a method kube has no verb for).
@@ -84,7 +84,7 @@ func FuzzNewRequestInfo(f *testing.F) {
 			t.Fatalf("name %q is not the second part of %q", info.Name, info.Parts)
 		case len(info.Parts) < 2 && info.Name != "":
 			// Only a field selector names the object of a list or watch.
-			if info.Verb != "list" && info.Verb != "watch" || len(path.IsValidPathSegmentName(info.Name)) > 0 {
+			if info.Verb != "list" && info.Verb != "watch" || len(content.IsPathSegmentName(info.Name)) > 0 {
 				t.Fatalf("name %q of a %s without a name in the path", info.Name, info.Verb)
 			}
 		}
