@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"fmt"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+
+	"github.com/apictl/apictl/pkg/registry"
 )
 
 // mediaProtobuf is kube's protobuf encoding, which kubectl's typed clients send
@@ -27,14 +24,10 @@ type protobufToJSON struct {
 }
 
 func newProtobufToJSON() (*protobufToJSON, error) {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, rbacv1.AddToScheme,
-		authenticationv1.AddToScheme, authorizationv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return nil, fmt.Errorf("registering the built-in kinds for protobuf: %w", err)
-		}
+	scheme, err := registry.BuiltinScheme()
+	if err != nil {
+		return nil, err
 	}
-	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)
 	return &protobufToJSON{
 		decoder: protobuf.NewSerializer(scheme, scheme),
 		encoder: json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme, scheme, json.SerializerOptions{}),

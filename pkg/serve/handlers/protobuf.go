@@ -3,15 +3,11 @@ package handlers
 import (
 	"fmt"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+
+	"github.com/apictl/apictl/pkg/registry"
 )
 
 // mediaProtobuf is kube's protobuf encoding. kubectl's typed clients send built-in objects this way
@@ -25,14 +21,10 @@ type protobufDecoder struct {
 }
 
 func newProtobufDecoder() (*protobufDecoder, error) {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, rbacv1.AddToScheme,
-		authenticationv1.AddToScheme, authorizationv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return nil, fmt.Errorf("registering the built-in kinds for protobuf: %w", err)
-		}
+	scheme, err := registry.BuiltinScheme()
+	if err != nil {
+		return nil, err
 	}
-	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)
 	return &protobufDecoder{serializer: protobuf.NewSerializer(scheme, scheme)}, nil
 }
 
