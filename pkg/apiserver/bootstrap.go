@@ -41,14 +41,20 @@ func bootstrapRBAC(ctx context.Context, cs rbacv1client.RbacV1Interface, policy 
 	for _, b := range rbac.BootstrapClusterRoleBindings() {
 		bindings = append(bindings, b.Name)
 	}
-	for !policy.Holds(roles, bindings) {
+	for {
+		// The channel is taken before the index is read: an index published between the two would
+		// otherwise close a channel this loop never sees and leave it waiting for a change that may
+		// never come (CI once waited out its 30 s that way).
+		changed := policy.Changed()
+		if policy.Holds(roles, bindings) {
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for the RBAC index to hold the default policy: %w", ctx.Err())
-		case <-policy.Changed():
+		case <-changed:
 		}
 	}
-	return nil
 }
 
 // reconcileBootstrapPolicy reconciles every default object at once: each is independent, and etcd
