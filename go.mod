@@ -34,6 +34,8 @@ require (
 
 require github.com/go-jose/go-jose/v4 v4.1.9
 
+require sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.36.0 // indirect
+
 require (
 	cel.dev/expr v0.25.2 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect

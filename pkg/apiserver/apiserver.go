@@ -10,8 +10,6 @@ import (
 	"io"
 	"net/http"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/apictl/apictl/pkg/flags"
 	"github.com/apictl/apictl/pkg/registry"
 	"github.com/apictl/apictl/pkg/registry/crschema"
@@ -46,7 +44,9 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if err != nil {
 		return nil, fmt.Errorf("loading the API: %w", err)
 	}
-	cfg.API = api
+	// CRDs, those of --api-config among them, are served by the CRD controller as they are stored:
+	// the server starts with the built-in API.
+	cfg.API = api.WithoutCustom()
 	st, err := startStorage(ctx, o, cfg.Logger, extras.UnsafeNoFsync, storedResources(api))
 	if err != nil {
 		return nil, err
@@ -56,11 +56,12 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 			_ = st.close(context.Background())
 		}
 	}()
-	customResources, err := crschema.NewSet(crds)
-	if err != nil {
+	// The manifests' CRDs are created through the API once the server runs; what would refuse them
+	// there is said now, before anything starts serving.
+	_, compileErr := crschema.NewSet(crds)
+	if err := errors.Join(compileErr, crschema.CheckRules(crds)); err != nil {
 		return nil, fmt.Errorf("compiling the CRD schemas: %w", err)
 	}
-	warnUnenforcedRules(cfg, customResources)
 	reg, err := registry.New(cfg.API)
 	if err != nil {
 		return nil, fmt.Errorf("building the rules of the API's kinds: %w", err)
@@ -87,7 +88,6 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		EventTTL:          o.Generic.EventTTL,
 		MinRequestTimeout: cfg.MinRequestTimeout,
 		Features:          cfg.FeatureGates,
-		CustomResources:   customResources,
 		Escalation:        escalation,
 		// The review APIs ask the secure port's authenticator and authorizer.
 		Creaters: withTokenRequest(reviewCreaters(cfg),
@@ -147,6 +147,9 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if err := addServiceAccountHooks(s, cfg, o, rest, caches, &bg); err != nil {
 		return nil, err
 	}
+	if err := addCRDHooks(s, cfg, rest, caches, st.store, crds, &bg); err != nil {
+		return nil, err
+	}
 	return s.PrepareRun(), nil
 }
 
@@ -156,26 +159,5 @@ func closeListeners(cfg *serve.Config) {
 	}
 	if cfg.InsecureServing != nil && cfg.InsecureServing.Listener != nil {
 		cfg.InsecureServing.Listener.Close()
-	}
-}
-
-// warnUnenforcedRules says which CRD validation rules (CEL) the server cannot enforce.
-func warnUnenforcedRules(cfg *serve.Config, set *crschema.Set) {
-	for _, g := range cfg.API.Groups() {
-		for _, v := range g.Versions {
-			for _, r := range v.Resources {
-				if !r.Custom {
-					continue
-				}
-				val, ok := set.Validator(schema.GroupVersionResource{Group: g.Name, Version: v.Name, Resource: r.Plural})
-				if !ok {
-					continue
-				}
-				if rules := val.UnenforcedRules(); len(rules) > 0 {
-					cfg.Logger.Warn("x-kubernetes-validations (CEL) rules are not enforced by this server",
-						"resource", r.Plural+"."+g.Name, "version", v.Name, "rules", rules)
-				}
-			}
-		}
 	}
 }

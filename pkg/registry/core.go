@@ -8,6 +8,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -20,7 +21,19 @@ const MaxDataSize = 1 * 1024 * 1024
 
 // builtinRules returns the rules of a built-in kind and, when it differs from DNS subdomains, its
 // name rule.
-func builtinRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.ValidateNameFunc, bool) {
+func builtinRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.ValidateNameFunc, bool, error) {
+	if gvk == apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition") {
+		// kube's store checks the name as a path segment; the CRD's own validation then requires
+		// <plural>.<group>.
+		rules, err := newCRDRules()
+		return rules, rbacName, err == nil, err
+	}
+	rules, nameFn, ok := coreRules(gvk)
+	return rules, nameFn, ok, nil
+}
+
+// coreRules returns the rules of the kinds of k8s.io/api.
+func coreRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.ValidateNameFunc, bool) {
 	switch gvk {
 	case corev1.SchemeGroupVersion.WithKind("ConfigMap"):
 		return configMapRules{}, nil, true

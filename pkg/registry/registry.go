@@ -100,7 +100,10 @@ func newStrategy(gvr schema.GroupVersionResource, res *routes.Resource) (*Strate
 		s.rules = customRules{hasStatus: s.hasStatus}
 		return s, nil
 	}
-	rules, nameFn, ok := builtinRules(s.GVK)
+	rules, nameFn, ok, err := builtinRules(s.GVK)
+	if err != nil {
+		return nil, fmt.Errorf("building the rules of %s: %w", s.GVK, err)
+	}
 	if !ok {
 		return nil, fmt.Errorf("no rules for the built-in kind %s", s.GVK)
 	}
@@ -158,9 +161,19 @@ func (s *Strategy) ValidateCreate(obj runtime.Object) error {
 	if err != nil {
 		return err
 	}
+	if _, own := s.rules.(metaValidating); own {
+		return s.invalid(m.GetName(), s.rules.validate(obj))
+	}
 	errs := apivalidation.ValidateObjectMetaAccessor(m, s.Resource.Namespaced, s.nameFn, field.NewPath("metadata"))
 	errs = append(errs, s.rules.validate(obj)...)
 	return s.invalid(m.GetName(), errs)
+}
+
+// metaValidating is a kind whose create validation checks metadata itself, with a name rule of its
+// own (kube's CRD validation). kube's store checks metadata generically only after the kind's
+// validation passed, and a name the kind accepts always passes the generic check, so it is skipped.
+type metaValidating interface {
+	validatesMeta()
 }
 
 // PrepareForUpdate keeps the server-owned metadata of old, applies the kind's update rules, and, for
@@ -209,7 +222,9 @@ func (s *Strategy) ValidateStatusUpdate(obj, old runtime.Object) error {
 	if err != nil {
 		return err
 	}
-	errs := apivalidation.ValidateObjectMetaAccessorUpdate(m, oldM, field.NewPath("metadata"))
+	// kube's store checks metadata on every update, a status write included, before the kind's rules.
+	errs := apivalidation.ValidateObjectMetaAccessor(m, s.Resource.Namespaced, s.nameFn, field.NewPath("metadata"))
+	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(m, oldM, field.NewPath("metadata"))...)
 	errs = append(errs, v.validateStatusUpdate(obj, old)...)
 	return s.invalid(m.GetName(), errs)
 }

@@ -8,6 +8,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -18,14 +19,15 @@ const (
 	GroupAuthorization  = "authorization.k8s.io"
 	GroupCoordination   = "coordination.k8s.io"
 	GroupRBAC           = "rbac.authorization.k8s.io"
+	GroupAPIExtensions  = "apiextensions.k8s.io"
 )
 
 // Builtin returns the API apictl serves without any --api-config: a small generic control plane.
 // Verbs, short names, categories, scopes and printer columns are those kube-apiserver 1.32 reports
-// for these resources (none of them is in a category such as "all"). Groups follow kube's discovery
-// order, by the priority kube gives each group and then by name: core, then authentication.k8s.io
+// for these resources (none of them is in "all"; CRDs alone are in "api-extensions"). Groups follow
+// kube's discovery order, by the priority kube gives each group and then by name: core, then authentication.k8s.io
 // and authorization.k8s.io (17700 and 17600, the review APIs, which are create-only), then
-// rbac.authorization.k8s.io (17000) before coordination.k8s.io (16500).
+// rbac.authorization.k8s.io (17000), apiextensions.k8s.io (16700) and coordination.k8s.io (16500).
 // Every call returns a new value.
 func Builtin() *API {
 	return newAPI([]Group{
@@ -33,6 +35,7 @@ func Builtin() *API {
 		{Name: GroupAuthentication, Versions: []Version{{Name: "v1", Resources: authenticationV1()}}},
 		{Name: GroupAuthorization, Versions: []Version{{Name: "v1", Resources: authorizationV1()}}},
 		{Name: GroupRBAC, Versions: []Version{{Name: "v1", Resources: rbacV1()}}},
+		{Name: GroupAPIExtensions, Versions: []Version{{Name: "v1", Resources: apiextensionsV1()}}},
 		{Name: GroupCoordination, Versions: []Version{{Name: "v1", Resources: coordinationV1()}}},
 	})
 }
@@ -131,7 +134,7 @@ func rbacV1() []Resource {
 			computedColumn("Groups", "Groups in the roleBinding", 1),
 			computedColumn("ServiceAccounts", "ServiceAccounts in the roleBinding", 1))
 	}
-	createdAt := PrinterColumn{Name: "Created At", Type: "date", Description: objectMetaDoc("creationTimestamp"), JSONPath: ".metadata.creationTimestamp"}
+	createdAt := createdAtColumn()
 	return []Resource{
 		binding("clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false,
 			reflect.TypeFor[rbacv1.ClusterRoleBinding](), reflect.TypeFor[rbacv1.ClusterRoleBindingList](), rbacv1.ClusterRoleBinding{}.SwaggerDoc()),
@@ -142,6 +145,25 @@ func rbacV1() []Resource {
 		builtin(GroupRBAC, "v1", "roles", "role", "Role", true, StandardVerbs(), nil,
 			reflect.TypeFor[rbacv1.Role](), reflect.TypeFor[rbacv1.RoleList](), nameColumn(), createdAt),
 	}
+}
+
+// apiextensionsV1 is the CustomResourceDefinition resource itself: cluster-scoped, in the
+// api-extensions category, with a status subresource, and the columns of apiextensions-apiserver's
+// table convertor for CRDs.
+func apiextensionsV1() []Resource {
+	r := builtin(GroupAPIExtensions, "v1", "customresourcedefinitions", "customresourcedefinition", "CustomResourceDefinition",
+		false, StandardVerbs(), []string{"crd", "crds"},
+		reflect.TypeFor[apiextensionsv1.CustomResourceDefinition](), reflect.TypeFor[apiextensionsv1.CustomResourceDefinitionList](),
+		nameColumn(), computedColumn("Scope", "Cluster/Namespaced", 0), computedColumn("Versions", "Served versions", 0), createdAtColumn(),
+		computedColumn("Group", "API group", 1), computedColumn("Kind", "CustomResource kind", 1),
+		computedColumn("ShortNames", "Short names", 1),
+		PrinterColumn{Name: "Established", Type: "boolean", Description: "Established status", Priority: 1})
+	r.Categories = []string{"api-extensions"}
+	// kube-apiserver still encodes CRDs to etcd as v1beta1, and the hash names the storage version.
+	r.StorageVersionHash = StorageVersionHash(GroupAPIExtensions, "v1beta1", "CustomResourceDefinition")
+	r.Subresources = []Subresource{{Name: "status", Kind: "CustomResourceDefinition", Verbs: []string{VerbGet, VerbPatch, VerbUpdate},
+		GoType: reflect.TypeFor[apiextensionsv1.CustomResourceDefinition]()}}
+	return []Resource{r}
 }
 
 func builtin(group, version, plural, singular, kind string, namespaced bool, verbs, shortNames []string,
@@ -171,6 +193,11 @@ func nameColumn() PrinterColumn {
 // ageColumn shows creationTimestamp; its Type is date so that clients print it as an age.
 func ageColumn() PrinterColumn {
 	return PrinterColumn{Name: "Age", Type: "date", Description: objectMetaDoc("creationTimestamp"), JSONPath: ".metadata.creationTimestamp"}
+}
+
+// createdAtColumn is the second column of kube's default table convertor, for kinds without a printer.
+func createdAtColumn() PrinterColumn {
+	return PrinterColumn{Name: "Created At", Type: "date", Description: objectMetaDoc("creationTimestamp"), JSONPath: ".metadata.creationTimestamp"}
 }
 
 func pathColumn(name, description string, priority int32, path string) PrinterColumn {

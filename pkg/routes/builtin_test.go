@@ -40,7 +40,11 @@ func TestBuiltinMatchesKube(t *testing.T) {
 		{"authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview", false, []string{"create"}, nil, "", nil},
 		{"authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview", false, []string{"create"}, nil, "", nil},
 		{"authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview", false, []string{"create"}, nil, "", nil},
+		// kube-apiserver v1.37.2's GET /apis/apiextensions.k8s.io/v1.
+		{"apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", false, all, []string{"crd", "crds"}, "jfWCUB31mvA=",
+			map[string][]string{"status": {"get", "patch", "update"}}},
 	}
+	categories := map[string][]string{"customresourcedefinitions": {"api-extensions"}}
 	api := Builtin()
 	count := 0
 	for _, g := range api.Groups() {
@@ -70,8 +74,8 @@ func TestBuiltinMatchesKube(t *testing.T) {
 			if !slices.Equal(resourceVerbs(r), tt.verbs) {
 				t.Errorf("verbs %v, want %v", resourceVerbs(r), tt.verbs)
 			}
-			if !slices.Equal(r.ShortNames, tt.shortNames) || len(r.Categories) != 0 {
-				t.Errorf("short names %v categories %v, want %v and none", r.ShortNames, r.Categories, tt.shortNames)
+			if !slices.Equal(r.ShortNames, tt.shortNames) || !slices.Equal(r.Categories, categories[tt.plural]) {
+				t.Errorf("short names %v categories %v, want %v and %v", r.ShortNames, r.Categories, tt.shortNames, categories[tt.plural])
 			}
 			if tt.hash != "" && r.StorageVersionHash != tt.hash {
 				t.Errorf("storageVersionHash %s, want %s", r.StorageVersionHash, tt.hash)
@@ -109,7 +113,7 @@ func TestBuiltinGroupOrder(t *testing.T) {
 	for _, g := range Builtin().Groups() {
 		names = append(names, g.Name)
 	}
-	want := []string{"", "authentication.k8s.io", "authorization.k8s.io", "rbac.authorization.k8s.io", "coordination.k8s.io"}
+	want := []string{"", "authentication.k8s.io", "authorization.k8s.io", "rbac.authorization.k8s.io", "apiextensions.k8s.io", "coordination.k8s.io"}
 	if !slices.Equal(names, want) {
 		t.Errorf("groups %q, want kube's discovery order %q", names, want)
 	}

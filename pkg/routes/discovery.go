@@ -213,7 +213,7 @@ func aggregatedResources(gv schema.GroupVersion, resources []Resource) []apidisc
 		}
 		res := apidiscoveryv2.APIResourceDiscovery{
 			Resource:         r.Plural,
-			ResponseKind:     &metav1.GroupVersionKind{Group: gv.Group, Version: gv.Version, Kind: r.Kind},
+			ResponseKind:     responseKind(r, gv, gv.WithKind(r.Kind)),
 			Scope:            scope,
 			SingularResource: r.Singular,
 			Verbs:            resourceVerbs(r),
@@ -225,7 +225,7 @@ func aggregatedResources(gv schema.GroupVersion, resources []Resource) []apidisc
 			gvk := s.GroupVersionKind(gv)
 			res.Subresources = append(res.Subresources, apidiscoveryv2.APISubresourceDiscovery{
 				Subresource:  s.Name,
-				ResponseKind: &metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind},
+				ResponseKind: responseKind(r, gv, gvk),
 				Verbs:        subresourceVerbs(s),
 			})
 		}
@@ -269,4 +269,16 @@ func subresourceVerbs(s *Subresource) metav1.Verbs {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// responseKind is the kind a resource or subresource of r answers with, as kube's aggregated
+// discovery writes it: for built-in resources the group and version are left empty when they are
+// the group version's own (kube converts them from the legacy APIResource, which omits them), and
+// given when they differ (serviceaccounts/token is an authentication.k8s.io/v1 TokenRequest); custom
+// resources always name them.
+func responseKind(r *Resource, gv schema.GroupVersion, gvk schema.GroupVersionKind) *metav1.GroupVersionKind {
+	if !r.Custom && gvk.GroupVersion() == gv {
+		return &metav1.GroupVersionKind{Kind: gvk.Kind}
+	}
+	return &metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind}
 }

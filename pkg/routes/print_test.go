@@ -47,14 +47,14 @@ func TestSummaries(t *testing.T) {
 	for _, s := range sections {
 		names = append(names, s.Name)
 	}
-	want := "/api/v1 /apis/authentication.k8s.io/v1 /apis/authorization.k8s.io/v1 /apis/rbac.authorization.k8s.io/v1 /apis/coordination.k8s.io/v1 /apis/example.com/v1 /apis/example.com/v1beta1 /apis/other.io/v1 non-resource"
+	want := "/api/v1 /apis/authentication.k8s.io/v1 /apis/authorization.k8s.io/v1 /apis/rbac.authorization.k8s.io/v1 /apis/apiextensions.k8s.io/v1 /apis/coordination.k8s.io/v1 /apis/example.com/v1 /apis/example.com/v1beta1 /apis/other.io/v1 non-resource"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("sections %s, want %s", got, want)
 	}
 	if s := sections[0].Summary; s.Routes != 57 || s.Resources != 5 {
 		t.Errorf("/api/v1 summary %+v", s)
 	}
-	if s := tb.Summary(); s.Resources != 20 || s.Groups != 7 || s.Routes != len(tb.Routes) {
+	if s := tb.Summary(); s.Resources != 21 || s.Groups != 8 || s.Routes != len(tb.Routes) {
 		t.Errorf("total %+v", s)
 	}
 	if got := (Summary{Routes: 1, Resources: 1, Groups: 1}).line(); got != "1 route, 1 resource, 1 group" {
@@ -69,14 +69,14 @@ func TestFilter(t *testing.T) {
 		f    Filter
 		want int
 	}{
-		{Filter{}, 160},
+		{Filter{}, 172},
 		{Filter{Group: "core"}, 57},
 		{Filter{Group: "core", Resource: "namespaces"}, 12},
 		{Filter{Resource: "namespaces/status"}, 3},
 		{Filter{Group: "example.com", Version: "v1beta1"}, 9},
-		{Filter{Verb: "deletecollection"}, 13},
+		{Filter{Verb: "deletecollection"}, 14},
 		{Filter{Verb: "watch", Group: "rbac.authorization.k8s.io"}, 10},
-		{Filter{NonResource: true, Group: "none"}, 32},
+		{Filter{NonResource: true, Group: "none"}, 34},
 	}
 	for _, tt := range tests {
 		if got := count(tt.f); got != tt.want {

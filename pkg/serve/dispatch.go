@@ -6,6 +6,7 @@ import (
 	"net/http/pprof"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -23,16 +24,17 @@ type ResourceHandler interface {
 // dispatcher is the server's mux: the route table's matcher decides what a request is, so that what
 // `apictl routes` prints is exactly what the server answers.
 type dispatcher struct {
-	matcher   *routes.Matcher
+	// state is the current API: read once per request.
+	state     atomic.Pointer[apiState]
 	resources ResourceHandler
+	// endpoints serve the routes outside the API, which never change; discovery and OpenAPI come
+	// with the API state.
 	endpoints map[routes.Endpoint]func(w http.ResponseWriter, r *http.Request, m *routes.Match)
-	// groups are the served API groups: paths below /apis/<group> and /api get a 404 Status, others
-	// kube's plain-text 404.
-	groups map[string]bool
 }
 
 func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	m := d.matcher.Match(r.Method, r.URL.Path)
+	st := d.state.Load()
+	m := st.matcher.Match(r.Method, r.URL.Path)
 	switch {
 	case m.Route == nil && m.PathFound:
 		w.Header().Set("Allow", m.Allow)
@@ -44,11 +46,22 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Code:    http.StatusMethodNotAllowed,
 		})
 	case m.Route == nil:
-		d.notFound(w, r)
+		st.notFound(w, r)
 	case m.Route.Endpoint != "":
+		switch m.Route.Endpoint {
+		case routes.EndpointAPIVersions, routes.EndpointAPIGroupList, routes.EndpointAPIGroup, routes.EndpointAPIResourceList:
+			st.discovery.serve(w, r, &m)
+			return
+		case routes.EndpointOpenAPIV2:
+			st.openAPI.serveV2(w, r, &m)
+			return
+		case routes.EndpointOpenAPIV3:
+			st.openAPI.serveV3(w, r, &m)
+			return
+		}
 		serve, ok := d.endpoints[m.Route.Endpoint]
 		if !ok {
-			d.notFound(w, r)
+			st.notFound(w, r)
 			return
 		}
 		serve(w, r, &m)
@@ -64,7 +77,7 @@ func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // notFound answers a path outside the route table as kube does: a Status below /api and a served
 // group's /apis/<group>, where its API handlers answer, and the mux's plain-text 404 elsewhere.
-func (d *dispatcher) notFound(w http.ResponseWriter, r *http.Request) {
+func (d *apiState) notFound(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if p == "/api" || strings.HasPrefix(p, "/api/") {
 		NotFound(w, r)

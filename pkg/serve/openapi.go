@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	"github.com/munnerz/goautoneg"
 	"google.golang.org/protobuf/proto"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/routes/openapi"
@@ -17,9 +21,17 @@ import (
 )
 
 // openAPIDocs builds the OpenAPI documents on first use: with many CRDs they take longer to build
-// than the rest of start-up, and only kubectl's validation, explain and apply ask for them.
+// than the rest of start-up, and only kubectl's validation, explain and apply ask for them. Each API
+// state has its own; a v3 document whose routes and schemas did not change since the last state whose
+// documents were built is reused as it was, so that a CRD coming or going rebuilds its own group
+// version's document and v2, not every group's.
 type openAPIDocs struct {
 	build func() (*openAPIBytes, error)
+	// built is set once build succeeded; prev, set once, is the last earlier state whose documents
+	// were built, the only one a later state reuses from (so that at most one earlier state's
+	// documents stay in memory).
+	built atomic.Pointer[openAPIBytes]
+	prev  *openAPIDocs
 }
 
 type openAPIBytes struct {
@@ -30,38 +42,99 @@ type openAPIBytes struct {
 	index   []byte
 	v3      map[string][]byte
 	v3Hash  map[string]string
+	// v3From is what each v3 document was built from, to tell whether a later state may reuse it.
+	v3From map[string]v3Source
 }
 
-func newOpenAPIDocs(t routes.Table, api *routes.API, version string) *openAPIDocs {
-	return &openAPIDocs{build: sync.OnceValues(func() (*openAPIBytes, error) {
-		opts := openapi.Options{Version: version}
-		v2, err := openapi.BuildV2(t, api, opts)
-		if err != nil {
-			return nil, fmt.Errorf("building OpenAPI v2: %w", err)
+// v3Source is what one v3 document is built from: its routes, and the schemas of the custom
+// resources they serve (held, so that pointer identity stays meaningful).
+type v3Source struct {
+	routes  []routes.Route
+	schemas []*apiextensionsv1.JSONSchemaProps
+}
+
+func (a v3Source) equal(b v3Source) bool {
+	return slices.EqualFunc(a.routes, b.routes, func(x, y routes.Route) bool { return reflect.DeepEqual(x, y) }) &&
+		slices.Equal(a.schemas, b.schemas)
+}
+
+func newOpenAPIDocs(t routes.Table, api *routes.API, version string, prev *openAPIDocs) *openAPIDocs {
+	if prev != nil && prev.built.Load() == nil {
+		prev = prev.prev
+	}
+	o := &openAPIDocs{prev: prev}
+	o.build = sync.OnceValues(func() (*openAPIBytes, error) {
+		out, err := buildOpenAPI(t, api, version, o.prev)
+		if err == nil {
+			o.built.Store(out)
 		}
-		out := &openAPIBytes{v3: map[string][]byte{}, v3Hash: map[string]string{}}
-		if out.v2, err = json.Marshal(v2); err != nil {
-			return nil, fmt.Errorf("encoding OpenAPI v2: %w", err)
+		return out, err
+	})
+	return o
+}
+
+func buildOpenAPI(t routes.Table, api *routes.API, version string, prev *openAPIDocs) (*openAPIBytes, error) {
+	opts := openapi.Options{Version: version}
+	v2, err := openapi.BuildV2(t, api, opts)
+	if err != nil {
+		return nil, fmt.Errorf("building OpenAPI v2: %w", err)
+	}
+	out := &openAPIBytes{v3: map[string][]byte{}, v3Hash: map[string]string{}, v3From: map[string]v3Source{}}
+	if out.v2, err = json.Marshal(v2); err != nil {
+		return nil, fmt.Errorf("encoding OpenAPI v2: %w", err)
+	}
+	out.v2ETag = fmt.Sprintf("%q", fmt.Sprintf("%X", sha512.Sum512(out.v2)))
+	out.v2Proto = sync.OnceValues(func() ([]byte, error) { return v2ToProto(out.v2) })
+	var before *openAPIBytes
+	if prev != nil {
+		before = prev.built.Load()
+	}
+	for key, src := range v3Sources(t, api) {
+		if before != nil {
+			if old, ok := before.v3From[key]; ok && old.equal(src) {
+				out.v3[key], out.v3Hash[key], out.v3From[key] = before.v3[key], before.v3Hash[key], src
+				continue
+			}
 		}
-		out.v2ETag = fmt.Sprintf("%q", fmt.Sprintf("%X", sha512.Sum512(out.v2)))
-		out.v2Proto = sync.OnceValues(func() ([]byte, error) { return v2ToProto(out.v2) })
-		v3, err := openapi.BuildV3(t, api, opts)
+		docs, err := openapi.BuildV3(routes.Table{Routes: src.routes}, api, opts)
 		if err != nil {
 			return nil, fmt.Errorf("building OpenAPI v3: %w", err)
 		}
-		for key, doc := range v3 {
+		for k, doc := range docs {
 			b, err := json.Marshal(doc)
 			if err != nil {
-				return nil, fmt.Errorf("encoding OpenAPI v3 %s: %w", key, err)
+				return nil, fmt.Errorf("encoding OpenAPI v3 %s: %w", k, err)
 			}
-			out.v3[key] = b
-			out.v3Hash[key] = fmt.Sprintf("%X", sha512.Sum512(b))
+			out.v3[k] = b
+			out.v3Hash[k] = fmt.Sprintf("%X", sha512.Sum512(b))
+			out.v3From[k] = src
 		}
-		if out.index, err = json.Marshal(openapi.NewV3Index(out.v3)); err != nil {
-			return nil, fmt.Errorf("encoding the OpenAPI v3 index: %w", err)
+	}
+	if out.index, err = json.Marshal(openapi.NewV3Index(out.v3)); err != nil {
+		return nil, fmt.Errorf("encoding the OpenAPI v3 index: %w", err)
+	}
+	return out, nil
+}
+
+// v3Sources splits the table by v3 document.
+func v3Sources(t routes.Table, api *routes.API) map[string]v3Source {
+	out := map[string]v3Source{}
+	for i := range t.Routes {
+		r := &t.Routes[i]
+		key, ok := openapi.DocumentKey(r)
+		if !ok || r.OperationID == "" {
+			continue
 		}
-		return out, nil
-	})}
+		src := out[key]
+		src.routes = append(src.routes, *r)
+		if r.Resource != "" && r.Subresource == "" {
+			if res, ok := api.Resource(r.Group, r.Version, r.Resource); ok && res.Schema != nil && !slices.Contains(src.schemas, res.Schema) {
+				src.schemas = append(src.schemas, res.Schema)
+			}
+		}
+		out[key] = src
+	}
+	return out
 }
 
 func (o *openAPIDocs) get(w http.ResponseWriter, r *http.Request) (*openAPIBytes, bool) {

@@ -7,6 +7,8 @@ import (
 
 	openapiv2 "github.com/google/gnostic-models/openapiv2"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/apictl/apictl/pkg/routes"
 )
 
 // TestOpenAPIV2Negotiation pins kube-openapi's answers on /openapi/v2 (checked against kube-apiserver
@@ -57,5 +59,49 @@ func TestOpenAPIV2Negotiation(t *testing.T) {
 		map[string]string{"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", "If-None-Match": jsonETag})
 	if code != http.StatusNotModified {
 		t.Errorf("If-None-Match with the JSON ETag on protobuf: %d, want 304", code)
+	}
+}
+
+// TestOpenAPIReusesUnchangedDocuments: a new API state rebuilds the v3 documents of the group
+// versions that changed and reuses the others' bytes; the index names every document with its hash.
+func TestOpenAPIReusesUnchangedDocuments(t *testing.T) {
+	builtin := routes.Builtin()
+	crds, err := routes.ReadCRDFiles([]string{"../routes/testdata/crds/valid/widgets.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCRDs, err := builtin.WithCRDs(crds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := func(api *routes.API) routes.Table { return routes.Install(api, routes.InstallOptions{}) }
+	first := newOpenAPIDocs(table(builtin), builtin, "v1.37.2", nil)
+	before, err := first.build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := newOpenAPIDocs(table(withCRDs), withCRDs, "v1.37.2", first)
+	after, err := second.build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &before.v3["api/v1"][0] != &after.v3["api/v1"][0] {
+		t.Error("the core v1 document was rebuilt although nothing of it changed")
+	}
+	if _, ok := after.v3["apis/example.com/v1"]; !ok {
+		t.Errorf("no document for the CRD's group version; have %d documents", len(after.v3))
+	}
+	// The same API again, from scratch, gives the same bytes: reuse changes nothing that clients see.
+	fresh, err := newOpenAPIDocs(table(withCRDs), withCRDs, "v1.37.2", nil).build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(fresh.index) != string(after.index) {
+		t.Error("the v3 index differs from one built from scratch")
+	}
+	// A state built from an unbuilt one reuses from the last built state.
+	third := newOpenAPIDocs(table(builtin), builtin, "v1.37.2", newOpenAPIDocs(table(builtin), builtin, "v1.37.2", second))
+	if third.prev != second {
+		t.Error("an unbuilt state was kept as the one to reuse from")
 	}
 }

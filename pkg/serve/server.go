@@ -28,12 +28,16 @@ type namedHook struct {
 
 // Server is a created, not yet running API server.
 type Server struct {
-	cfg      *completedConfig
+	cfg *completedConfig
+	// table is the route table at start; only its non-resource routes, which never change, are
+	// read from it (the index at /).
 	table    routes.Table
 	mux      *dispatcher
-	openAPI  *openAPIDocs
 	registry *prometheus.Registry
 	metrics  *filters.Metrics
+
+	// stateMu serializes SetAPI, so that each state reuses from the one before it.
+	stateMu sync.Mutex
 
 	mu                sync.Mutex
 	prepared          bool
@@ -51,23 +55,18 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("invalid server configuration: %w", err)
 	}
+	st, err := c.newAPIState(c.API, nil)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{
 		cfg:       c.completedConfig,
-		table:     routes.Install(c.API, routes.InstallOptions{Profiling: c.EnableProfiling}),
+		table:     st.table,
 		registry:  prometheus.NewRegistry(),
 		hookNames: map[string]bool{},
 	}
-	matcher, err := routes.NewMatcher(s.table)
-	if err != nil {
-		return nil, fmt.Errorf("building the route matcher: %w", err)
-	}
-	s.mux = &dispatcher{matcher: matcher, resources: c.Resources, endpoints: map[routes.Endpoint]func(http.ResponseWriter, *http.Request, *routes.Match){},
-		groups: map[string]bool{}}
-	for _, r := range s.table.Routes {
-		if r.Group != "" {
-			s.mux.groups[r.Group] = true
-		}
-	}
+	s.mux = &dispatcher{resources: c.Resources, endpoints: map[routes.Endpoint]func(http.ResponseWriter, *http.Request, *routes.Match){}}
+	s.mux.state.Store(st)
 	if err := s.registry.Register(collectors.NewGoCollector()); err != nil {
 		return nil, fmt.Errorf("registering Go metrics: %w", err)
 	}
@@ -88,20 +87,10 @@ func (c CompletedConfig) New() (*Server, error) {
 		return nil, fmt.Errorf("encoding the version: %w", err)
 	}
 	metrics := promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})
-	discovery, err := newDiscoveryHandler(routes.NewDiscovery(c.API, routes.DiscoveryOptions{ServerAddress: c.ExternalAddress}))
-	if err != nil {
-		return nil, err
-	}
-	s.openAPI = newOpenAPIDocs(s.table, c.API, c.Version.GitVersion)
 	e := s.mux.endpoints
 	e[routes.EndpointVersion] = version
 	e[routes.EndpointMetrics] = func(w http.ResponseWriter, r *http.Request, _ *routes.Match) { metrics.ServeHTTP(w, r) }
 	e[routes.EndpointProfiling] = profilingEndpoint
-	e[routes.EndpointOpenAPIV2] = s.openAPI.serveV2
-	e[routes.EndpointOpenAPIV3] = s.openAPI.serveV3
-	for _, ep := range []routes.Endpoint{routes.EndpointAPIVersions, routes.EndpointAPIGroupList, routes.EndpointAPIGroup, routes.EndpointAPIResourceList} {
-		e[ep] = discovery.serve
-	}
 	addOpenIDEndpoints(e, c.ServiceAccountTokens, c.ExternalAddress, c.Logger)
 	if c.Audit != nil {
 		// After the drain, as kube shuts its audit backend down: every finished request is logged.

@@ -1,6 +1,7 @@
 package crschema
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -34,8 +36,9 @@ type Validator struct {
 	rootValidator *validate.SchemaValidator
 	statusSchema  *spec.Schema
 
-	scale      *scalePaths // nil without the scale subresource
-	unenforced []string
+	scale *scalePaths // nil without the scale subresource
+	// rules are the schema's compiled x-kubernetes-validations (CEL) rules, nil without rules.
+	rules *cel.Validator
 }
 
 // GroupVersionKind is the kind the validator accepts: example.com/v1, Kind=Widget.
@@ -44,14 +47,12 @@ func (v *Validator) GroupVersionKind() schema.GroupVersionKind { return v.gvk }
 // HasScale reports whether the version declares the scale subresource.
 func (v *Validator) HasScale() bool { return v.scale != nil }
 
-// UnenforcedRules lists the x-kubernetes-validations rules of the schema, which this package does not
-// enforce (they need CEL), as "<schema path>: <rule>", so that the server can warn about them.
-func (v *Validator) UnenforcedRules() []string { return slices.Clone(v.unenforced) }
-
 // Compile builds the Validator of one version of a CRD that has already passed routes' CRD checks. It
 // rejects what kube rejects when a CRD is created and this package relies on: a schema that is not
 // structural, defaults that do not validate or carry unknown fields, and scale paths that are not
 // simple paths. Errors carry the CRD's field paths (spec.versions[0].schema.openAPIV3Schema...).
+// The version's x-kubernetes-validations (CEL) rules are compiled here, once, with kube's validator;
+// ValidateRules is the check that refuses rules that do not compile or cost too much (NewSet runs it).
 func Compile(crd *apiextensionsv1.CustomResourceDefinition, version string) (*Validator, error) {
 	i := slices.IndexFunc(crd.Spec.Versions, func(v apiextensionsv1.CustomResourceDefinitionVersion) bool { return v.Name == version })
 	if i < 0 {
@@ -74,7 +75,7 @@ func Compile(crd *apiextensionsv1.CustomResourceDefinition, version string) (*Va
 		structural: s,
 		embedded:   embeddedTree(s),
 		root:       toOpenAPI(s),
-		unenforced: celRules(s, schemaPath),
+		rules:      compileRules(s),
 	}
 	v.rootValidator = validate.NewSchemaValidator(v.root, nil, "", strfmt.Default)
 	if sub := ver.Subresources; sub != nil {
@@ -115,26 +116,6 @@ func structural(props *apiextensionsv1.JSONSchemaProps, path *field.Path) (*stru
 	return s, nil
 }
 
-// celRules lists the x-kubernetes-validations rules in s, in schema order.
-func celRules(s *structuralschema.Structural, path *field.Path) []string {
-	if s == nil {
-		return nil
-	}
-	var out []string
-	for i, r := range s.XValidations {
-		out = append(out, fmt.Sprintf("%s: %s", path.Child("x-kubernetes-validations").Index(i), r.Rule))
-	}
-	out = append(out, celRules(s.Items, path.Child("items"))...)
-	for _, k := range sortedKeys(s.Properties) {
-		p := s.Properties[k]
-		out = append(out, celRules(&p, path.Child("properties").Key(k))...)
-	}
-	if s.AdditionalProperties != nil {
-		out = append(out, celRules(s.AdditionalProperties.Structural, path.Child("additionalProperties"))...)
-	}
-	return out
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -149,8 +130,8 @@ type Set struct {
 	validators map[schema.GroupVersionResource]*Validator
 }
 
-// NewSet compiles every served version of crds. Each problem is a *routes.CRDError naming the file and
-// document of its CRD; all are returned joined, with the validators of the CRDs that compiled.
+// NewSet compiles every served version of crds. Each problem is a *routes.CRDError naming the file
+// and document of its CRD; all are returned joined, with the validators of the CRDs that compiled.
 func NewSet(crds []routes.CRD) (*Set, error) {
 	set := &Set{validators: map[schema.GroupVersionResource]*Validator{}}
 	var errs []error
@@ -169,6 +150,23 @@ func NewSet(crds []routes.CRD) (*Set, error) {
 		}
 	}
 	return set, errors.Join(errs...)
+}
+
+// CheckRules refuses manifests whose CEL rules kube's CRD validation refuses (a rule that does not
+// compile, one over its cost budget), with kube's messages, so that `serve` says so at start-up. A
+// CRD written through the API gets the same check from its registry rules; one stored earlier is
+// served as kube serves it, without checking again.
+func CheckRules(crds []routes.CRD) error {
+	var errs []error
+	for _, c := range crds {
+		d := c.Definition
+		// kube's CRD validation takes a context only to cancel the evaluation of defaults; start-up has
+		// nothing to cancel it with.
+		for _, e := range ValidateRules(context.Background(), d) {
+			errs = append(errs, &routes.CRDError{File: c.File, Document: c.Document, Line: c.Line, Item: c.Item, Group: d.Spec.Group, Err: e})
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Validator returns the validator of a custom resource version; false for resources the set does not

@@ -164,16 +164,6 @@ func TestNewSetErrors(t *testing.T) {
 	}
 }
 
-func TestUnenforcedRules(t *testing.T) {
-	if got := widgets(t).UnenforcedRules(); len(got) != 0 {
-		t.Errorf("v1: %q", got)
-	}
-	want := []string{`spec.versions[1].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0]: self.count <= 10`}
-	if got := validator(t, "v1beta1", "widgets").UnenforcedRules(); !reflect.DeepEqual(got, want) {
-		t.Errorf("v1beta1: %q", got)
-	}
-}
-
 // Status writes validate against the status schema only where the version has a status subresource.
 func TestStatusSchema(t *testing.T) {
 	if v := widgets(t); v.statusSchema == nil {

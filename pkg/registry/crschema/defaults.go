@@ -2,6 +2,7 @@ package crschema
 
 import (
 	"context"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"reflect"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -158,4 +159,10 @@ func fieldSchema(k string, s *structuralschema.Structural) *structuralschema.Str
 		return s.AdditionalProperties.Structural
 	}
 	return nil
+}
+
+// Default fills in obj's defaults in place, as kube's decoding does, and nothing else: the result
+// of a server-side apply is already pruned and checked against the schema by the field manager.
+func (v *Validator) Default(obj *unstructured.Unstructured) {
+	applyDefaults(obj.Object, v.structural)
 }

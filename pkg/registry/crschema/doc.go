@@ -2,7 +2,7 @@
 // kube-apiserver does: it prunes unknown fields and reports their paths for fieldValidation, applies
 // schema defaults when objects are decoded from requests and from storage, validates objects (types,
 // required fields, enums, formats, bounds, patterns, list types, embedded resources, metadata, apiVersion
-// and kind) with kube's field paths and messages, and converts between a custom resource and its
+// and kind, x-kubernetes-validations CEL rules) with kube's field paths and messages, and converts between a custom resource and its
 // autoscaling/v1 Scale.
 //
 // A Validator is compiled once per served version at start-up (NewSet, from the CRDs, because the
@@ -23,16 +23,21 @@
 // Structural schemas, pruning and list-type validation come from k8s.io/apiextensions-apiserver
 // (pkg/apiserver/schema, schema/pruning, schema/listtype); value validation is
 // k8s.io/kube-openapi/pkg/validation/validate, the validator kube itself runs for custom resources;
-// metadata rules are k8s.io/apimachinery's. apiextensions-apiserver's glue packages
-// (pkg/apiserver/validation, schema/defaulting, schema/objectmeta) cannot be imported with the modules
-// apictl's go.mod holds: they pull in k8s.io/apiserver, k8s.io/component-base, golang.org/x/sync and
-// github.com/google/cel-go. This package therefore carries small equivalents of them, written from
-// kube's behaviour: the schema conversion for the validator (int-or-string typing, the formats kube
-// supports), the mapping of validation results to field errors, defaulting and the dropping of nulls,
-// ObjectMeta coercion, validation of embedded resources, and validation ratcheting on update (GA and
-// always on since Kubernetes 1.33). The tests pin kube's messages.
+// metadata rules are k8s.io/apimachinery's. x-kubernetes-validations (CEL) rules are kube's own
+// implementation, apiextensions-apiserver's schema/cel: each served version's rules are compiled once
+// by Compile (kube's per-call cost limit) and run by Validate, ValidateUpdate and ValidateStatusUpdate
+// after every other check, as kube's custom resource strategy runs them (the runtime cost budget per
+// object, transition rules only on updates, kube's ratcheting of unchanged values, blocked by schema
+// errors that make the object unfit). When CRDs are loaded, NewSet refuses rules kube refuses (they do
+// not compile, or cost too much by kube's estimate) with the errors of kube's CRD validation
+// (ValidateRules).
 //
-// Not supported: x-kubernetes-validations (CEL) rules are not enforced, because CEL is not available;
-// Validator.UnenforcedRules lists them so that the server can say so at start-up. Conversion between
-// versions is kube's None strategy (only apiVersion changes).
+// Other glue packages of apiextensions-apiserver (pkg/apiserver/validation, schema/defaulting,
+// schema/objectmeta) are not used: this package carries small equivalents of them, written from kube's
+// behaviour: the schema conversion for the validator (int-or-string typing, the formats kube supports),
+// the mapping of validation results to field errors, defaulting and the dropping of nulls, ObjectMeta
+// coercion, validation of embedded resources, and validation ratcheting on update (GA and always on
+// since Kubernetes 1.33). The tests pin kube's messages.
+//
+// Conversion between versions is kube's None strategy (only apiVersion changes).
 package crschema

@@ -23,58 +23,63 @@ import (
 // declarativeValidation is kube's DeclarativeValidationBeta gate, on by default since 1.36.
 const declarativeValidation = true
 
-// Validate checks a custom resource about to be created, as kube's custom resource strategy does. A
-// wrong apiVersion or kind is reported alone (`kind: Invalid value: "Gadget": must be Widget`);
-// otherwise metadata (name or generateName a DNS subdomain, namespace present exactly when the
-// resource is namespaced, labels, annotations, ...), the schema, the replicas and selector values the
-// scale subresource reads, embedded resources and list-type sets and maps are all checked. Call it
+// Validate checks a custom resource about to be created, as kube's custom resource strategy does, in
+// kube's order: a wrong apiVersion or kind (`kind: Invalid value: "Gadget": must be Widget`), or else
+// metadata (name or generateName a DNS subdomain, namespace present exactly when the resource is
+// namespaced, labels, annotations, ...), the schema and the replicas and selector values the scale
+// subresource reads; then embedded resources, list-type sets and maps, and last the CEL rules
+// (x-kubernetes-validations) with self, unless an earlier error blocks them (see celErrors). Call it
 // after PrepareForCreate and name generation; turn the result into a 422 with Invalid.
 func (v *Validator) Validate(ctx context.Context, obj *unstructured.Unstructured) field.ErrorList {
-	if errs := v.validateTypeMeta(obj); len(errs) > 0 {
-		return errs
-	}
-	meta, errs := metadataOf(obj)
+	errs := v.validateTypeMeta(obj)
 	if len(errs) == 0 {
-		errs = apivalidation.ValidateObjectMetaDeclaratively(ctx, operation.Create, meta, nil, v.namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"), declarativeValidation)
+		var meta *metav1.ObjectMeta
+		if meta, errs = metadataOf(obj); len(errs) == 0 {
+			errs = apivalidation.ValidateObjectMetaDeclaratively(ctx, operation.Create, meta, nil, v.namespaced, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"), declarativeValidation)
+		}
+		errs = append(errs, fieldErrors(nil, v.rootValidator.Validate(obj.Object))...)
+		errs = append(errs, v.validateScaleSpec(obj)...)
+		errs = append(errs, v.validateScaleStatus(obj)...)
 	}
-	errs = append(errs, fieldErrors(nil, v.rootValidator.Validate(obj.Object))...)
-	errs = append(errs, v.validateScaleSpec(obj)...)
-	errs = append(errs, v.validateScaleStatus(obj)...)
 	errs = append(errs, validateEmbedded(ctx, nil, obj.Object, v.embedded)...)
-	return append(errs, listtype.ValidateListSetsAndMaps(nil, v.structural, obj.Object)...)
+	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, v.structural, obj.Object)...)
+	return append(errs, v.celErrors(ctx, errs, obj, nil)...)
 }
 
 // ValidateUpdate checks an update of the main resource against the stored object: metadata update
-// rules (immutable name, namespace, uid, creationTimestamp, ...), then everything Validate checks. Schema
-// errors in parts the update did not change are forgiven (ratcheting), and list-type errors are only
-// reported if the old object had none.
+// rules (immutable name, namespace, uid, creationTimestamp, ...), then everything Validate checks, and
+// CEL transition rules (those using oldSelf). Schema and rule errors in parts the update did not change
+// are forgiven (ratcheting), and list-type errors are only reported if the old object had none.
 func (v *Validator) ValidateUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList {
-	if errs := v.validateTypeMeta(obj); len(errs) > 0 {
-		return errs
+	errs := v.validateTypeMeta(obj)
+	if len(errs) == 0 {
+		errs = v.validateMetaUpdate(ctx, obj, old)
+		errs = append(errs, fieldErrors(nil, newRatchet(v.root, "", obj.Object, old.Object).Validate(obj.Object))...)
+		errs = append(errs, v.validateScaleSpec(obj)...)
+		errs = append(errs, v.validateScaleStatus(obj)...)
 	}
-	errs := v.validateMetaUpdate(ctx, obj, old)
-	errs = append(errs, fieldErrors(nil, newRatchet(v.root, "", obj.Object, old.Object).Validate(obj.Object))...)
-	errs = append(errs, v.validateScaleSpec(obj)...)
-	errs = append(errs, v.validateScaleStatus(obj)...)
 	errs = append(errs, validateEmbedded(ctx, nil, obj.Object, v.embedded)...)
-	return append(errs, v.listTypeErrors(obj, old)...)
+	errs = append(errs, v.listTypeErrors(obj, old)...)
+	return append(errs, v.celErrors(ctx, errs, obj, old)...)
 }
 
 // ValidateStatusUpdate checks a write to the status subresource: metadata update rules, status against
 // the status schema (ratcheted; paths start with status. while kube-openapi's messages name the field
-// from status down, as kube's do), the status replicas and selector of the scale subresource, and
-// list types when the old object had no list-type errors.
+// from status down, as kube's do), the status replicas and selector of the scale subresource, list
+// types when the old object had no list-type errors, and the CEL rules of the whole object, ratcheted
+// (kube runs them all, so a spec left as stored passes even if its rules now fail).
 func (v *Validator) ValidateStatusUpdate(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList {
-	if errs := v.validateTypeMeta(obj); len(errs) > 0 {
-		return errs
+	errs := v.validateTypeMeta(obj)
+	if len(errs) == 0 {
+		errs = v.validateMetaUpdate(ctx, obj, old)
+		if status, ok := obj.Object["status"]; ok && v.statusSchema != nil {
+			res := newRatchet(v.statusSchema, "", status, old.Object["status"]).Validate(status)
+			errs = append(errs, fieldErrors(field.NewPath("status"), res)...)
+		}
+		errs = append(errs, v.validateScaleStatus(obj)...)
 	}
-	errs := v.validateMetaUpdate(ctx, obj, old)
-	if status, ok := obj.Object["status"]; ok && v.statusSchema != nil {
-		res := newRatchet(v.statusSchema, "", status, old.Object["status"]).Validate(status)
-		errs = append(errs, fieldErrors(field.NewPath("status"), res)...)
-	}
-	errs = append(errs, v.validateScaleStatus(obj)...)
-	return append(errs, v.listTypeErrors(obj, old)...)
+	errs = append(errs, v.listTypeErrors(obj, old)...)
+	return append(errs, v.celErrors(ctx, errs, obj, old)...)
 }
 
 // listTypeErrors returns the list-type errors of obj, or none if old has some too: as in kube, an

@@ -122,7 +122,7 @@ func TestValidate(t *testing.T) {
 				`.status.replicas: Invalid value: 0: .status.replicas accessor error: x is of the type string, expected int64, ` +
 				`.status.selector: Invalid value: "": .status.selector accessor error: 1 is of the type int64, expected string]`},
 		{name: "scale replicas fit in int32", version: "v1beta1", obj: `{"apiVersion":"example.com/v1beta1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":{"count":3000000000}}`,
-			want: prefix + `.spec.count: Invalid value: 3000000000: should be less than or equal to 2147483647`},
+			want: prefix + `[.spec.count: Invalid value: 3000000000: should be less than or equal to 2147483647, spec: Invalid value: failed rule: self.count <= 10]`},
 		{name: "preserve-unknown-fields at the root", resource: "gadgets", obj: `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g"},"anything":{"goes":[1,"a"]}}`},
 	}
 	for _, tt := range tests {

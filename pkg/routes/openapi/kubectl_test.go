@@ -134,6 +134,10 @@ func TestKubectlExplain(t *testing.T) {
 		{[]string{"events.involvedObject"}, []string{"FIELD: involvedObject <ObjectReference>"}},
 		{[]string{"widgets.spec", "--api-version", "example.com/v1"}, []string{"KIND:       Widget", "parts\t<[]Object>", "size\t<string> -required-", "enum: small, large"}},
 		{[]string{"gadgets", "--api-version", "example.com/v1"}, []string{"KIND:       Gadget", "spec\t<Object>"}},
+		// As kubectl explains it against kube-apiserver v1.37.2.
+		{[]string{"crd.spec.versions"}, []string{"GROUP:      apiextensions.k8s.io", "KIND:       CustomResourceDefinition",
+			"FIELD: versions <[]CustomResourceDefinitionVersion>", "versions is the list of all API versions of the defined custom resource.",
+			"CustomResourceDefinitionVersion describes a version for CRD.", "served\t<boolean> -required-"}},
 	} {
 		out, err := kubectl(t, srv, append([]string{"explain"}, tt.args...)...)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -31,6 +32,9 @@ type definitions struct {
 	v3   bool
 	defs map[string]*spec.Schema
 	gvks map[string][]schema.GroupVersionKind
+	// generated caches kube-openapi's generated definitions by Go package, for the packages
+	// generatedDefinitions names; filled on first use.
+	generated map[string]map[string]common.OpenAPIDefinition
 }
 
 func newDefinitions(v3 bool) *definitions {
@@ -115,6 +119,9 @@ func docs(t reflect.Type) map[string]string {
 func (d *definitions) define(t reflect.Type) string {
 	name := definitionName(t)
 	if _, ok := d.defs[name]; ok {
+		return name
+	}
+	if d.defineGenerated(name, t) {
 		return name
 	}
 	s := &spec.Schema{}

@@ -48,6 +48,10 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
+	if s.terminating {
+		// kube's forbidCreateAdmission: the CRD's cleanup is deleting every instance.
+		return nil, apierrors.NewForbidden(s.gr, m.GetName(), errCRDTerminating)
+	}
 	if s.res.Namespaced {
 		switch m.GetNamespace() {
 		case "":
@@ -75,7 +79,7 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 	}
 	if !opts.managed {
 		var err error
-		if obj, err = s.api.patcher.Update(s.patchTarget(), nil, obj, patch.Manager(opts.fieldManager, r.UserAgent())); err != nil {
+		if obj, err = s.patcher.Update(s.patchTarget(), nil, obj, patch.Manager(opts.fieldManager, r.UserAgent())); err != nil {
 			return nil, err
 		}
 		if m, err = meta.Accessor(obj); err != nil {
@@ -94,10 +98,10 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 	for attempt := 1; ; attempt++ {
 		value, err := s.encode(obj)
 		if err != nil {
-			return nil, apierrors.NewInternalError(err)
+			return nil, apiError(err, s.gr, m.GetName()) // a conversion's Status passes as it is
 		}
 		if opts.dryRun {
-			return value, nil
+			return s.dryRunBody(value)
 		}
 		kv, err := s.store.Create(ctx, s.key(m.GetNamespace(), m.GetName()), value, s.ttl)
 		if storage.IsAlreadyExists(err) && generated {
@@ -113,7 +117,7 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 		if err != nil {
 			return nil, apiError(err, s.gr, m.GetName())
 		}
-		return respond(kv)
+		return s.respond(kv)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,12 +133,18 @@ func (s *scope) deleteObject(r *http.Request, namespace, name string, opts *dele
 		if err := json.Unmarshal(current.Value, &m); err != nil {
 			return fmt.Errorf("reading stored %s: %w", key, err)
 		}
+		if err := s.checkConvertible(current); err != nil {
+			return err
+		}
 		if err := checkPreconditions(opts.Preconditions, m.Metadata.UID, current.ModRevision); err != nil {
 			// kube's BeforeDelete names the kind, not the resource, in this conflict.
 			return apierrors.NewConflict(schema.GroupResource{Group: s.gr.Group, Resource: s.strategy.GVK.Kind}, name, err)
 		}
 		if len(m.Metadata.Finalizers) > 0 || len(m.Spec.Finalizers) > 0 {
 			return errGraceful
+		}
+		if s.gr == crdResource && m.Metadata.DeletionTimestamp == nil {
+			return errGraceful // the first delete of a CRD only starts its cleanup (markDeleted)
 		}
 		return nil
 	}
@@ -149,7 +156,7 @@ func (s *scope) deleteObject(r *http.Request, namespace, name string, opts *dele
 		if err != nil && !errors.Is(err, errGraceful) {
 			return nil, 0, apiError(err, s.gr, name)
 		}
-		body, err := respond(current)
+		body, err := s.respond(current)
 		return body, http.StatusOK, err
 	}
 	kv, err := s.store.Delete(ctx, key, check)
@@ -158,7 +165,7 @@ func (s *scope) deleteObject(r *http.Request, namespace, name string, opts *dele
 		if kv, err = s.markDeleted(ctx, key); err != nil {
 			return nil, 0, apiError(err, s.gr, name)
 		}
-		body, err := respond(kv)
+		body, err := s.respond(kv)
 		return body, http.StatusOK, err
 	case err != nil:
 		return nil, 0, apiError(err, s.gr, name)
@@ -196,6 +203,8 @@ func (s *scope) markDeleted(ctx context.Context, key string) (storage.KeyValue, 
 		if ns, ok := obj.(*corev1.Namespace); ok {
 			// kube's namespace storage sets no grace period, only the phase.
 			ns.Status.Phase = corev1.NamespaceTerminating
+		} else if crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
+			markCRDTerminating(crd)
 		} else {
 			// As kube's store marks an object that waits for finalizers and has no graceful deletion.
 			zero := int64(0)

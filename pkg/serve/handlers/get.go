@@ -29,7 +29,7 @@ func (s *scope) get(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	if out.format == formatTable {
 		body, err = s.tableOf(r, out, []storage.KeyValue{kv}, nil)
 	} else {
-		body, err = respond(kv)
+		body, err = respond(kv) // getStored converted it
 	}
 	if err != nil {
 		writeError(w, r, apiError(err, s.gr, p.Name))
@@ -47,6 +47,9 @@ func (s *scope) getStored(w http.ResponseWriter, r *http.Request, p routes.Param
 		return out, storage.KeyValue{}, false
 	}
 	kv, err := s.store.Get(r.Context(), s.key(p.Namespace, p.Name), storage.GetOptions{ResourceVersion: r.URL.Query().Get("resourceVersion")})
+	if err == nil {
+		kv, err = s.readable(kv) // at the route's version: a no-op but for CRDs with several versions
+	}
 	if err != nil {
 		writeError(w, r, apiError(err, s.gr, p.Name))
 		return out, kv, false
@@ -80,6 +83,9 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		Continue:             opts.continueToken,
 		Filter:               s.filter(opts.labels, opts.fields),
 	})
+	if err == nil {
+		res, err = s.readableList(res) // at the route's version: a no-op but for CRDs with several versions
+	}
 	if err != nil {
 		writeError(w, r, apiError(err, s.gr, ""))
 		return

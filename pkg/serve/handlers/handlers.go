@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"sync/atomic"
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -22,6 +23,7 @@ import (
 	"github.com/apictl/apictl/pkg/features"
 	"github.com/apictl/apictl/pkg/patch"
 	"github.com/apictl/apictl/pkg/registry"
+	"github.com/apictl/apictl/pkg/registry/crconvert"
 	"github.com/apictl/apictl/pkg/registry/crschema"
 	"github.com/apictl/apictl/pkg/registry/tables"
 	"github.com/apictl/apictl/pkg/routes"
@@ -59,8 +61,11 @@ type Config struct {
 
 // API serves the resource routes. It implements serve.ResourceHandler.
 type API struct {
-	cfg    Config
-	scopes map[scopeKey]*scope
+	cfg Config
+	// builtin are the scopes of cfg.API; scopes are those plus the custom resources' (SetExtensions),
+	// read through an atomic pointer because CRDs come and go while requests run.
+	builtin map[scopeKey]*scope
+	scopes  atomic.Pointer[map[scopeKey]*scope]
 	// namespaces is the scope of the namespaces resource, for the lifecycle checks of creates.
 	namespaces *scope
 	// wake tells the namespace controller that a namespace began terminating.
@@ -74,6 +79,8 @@ type API struct {
 	patcher *patch.Patcher
 	// creates are the routes a Creater answers, by route.
 	creates map[scopeKey]*createRoute
+	// conversions makes the converters of CRDs with several versions (convert.go).
+	conversions converterFactory
 }
 
 type scopeKey struct{ group, version, resource, subresource string }
@@ -89,7 +96,7 @@ func New(cfg Config) (*API, error) {
 	if cfg.MinRequestTimeout <= 0 {
 		cfg.MinRequestTimeout = 1800 * time.Second
 	}
-	a := &API{cfg: cfg, scopes: map[scopeKey]*scope{}, wake: make(chan struct{}, 1),
+	a := &API{cfg: cfg, builtin: map[scopeKey]*scope{}, wake: make(chan struct{}, 1),
 		recentlyDeleted: newRecentSet(namespaceLiveLookupTTL, recentlyDeletedMax)}
 	var err error
 	if a.protobuf, err = newProtobufDecoder(); err != nil {
@@ -98,43 +105,16 @@ func New(cfg Config) (*API, error) {
 	if a.patcher, err = patch.New(cfg.API); err != nil {
 		return nil, fmt.Errorf("building the patcher: %w", err)
 	}
-	converters, err := tables.ForAPI(cfg.API, tables.WithClock(cfg.Now))
-	if err != nil {
-		return nil, fmt.Errorf("building the table printers: %w", err)
-	}
-	for _, g := range cfg.API.Groups() {
-		for _, v := range g.Versions {
-			for i := range v.Resources {
-				res := &v.Resources[i]
-				if res.CreateOnly() {
-					continue // answered by its Creater (newCreateRoutes)
-				}
-				gvr := schema.GroupVersionResource{Group: g.Name, Version: v.Name, Resource: res.Plural}
-				strategy, ok := cfg.Registry.Strategy(gvr)
-				if !ok {
-					return nil, fmt.Errorf("no registry rules for %s", gvr)
-				}
-				store := cfg.Store
-				if s, ok := cfg.Stores[gvr.GroupResource()]; ok {
-					store = s
-				}
-				main := a.newScope(res, nil, gvr, strategy, store)
-				main.table = converters[gvr]
-				a.scopes[scopeKey{g.Name, v.Name, res.Plural, ""}] = main
-				if g.Name == routes.GroupCore && res.Plural == "namespaces" {
-					a.namespaces = main
-				}
-				for j := range res.Subresources {
-					sub := &res.Subresources[j]
-					subScope := a.newScope(res, sub, gvr, strategy, store)
-					if !subScope.isScale() {
-						subScope.table = main.table
-					}
-					a.scopes[scopeKey{g.Name, v.Name, res.Plural, sub.Name}] = subScope
-				}
-			}
+	if err := a.addScopes(a.builtin, cfg.API, cfg.Registry, a.patcher, cfg.CustomResources, func(gr schema.GroupResource) storage.Store {
+		if s, ok := cfg.Stores[gr]; ok {
+			return s
 		}
+		return cfg.Store
+	}); err != nil {
+		return nil, err
 	}
+	a.namespaces = a.builtin[scopeKey{routes.GroupCore, "v1", "namespaces", ""}]
+	a.scopes.Store(&a.builtin)
 	if err := a.newCreateRoutes(); err != nil {
 		return nil, err
 	}
@@ -144,6 +124,7 @@ func New(cfg Config) (*API, error) {
 // scope is everything a handler needs to know about the resource a route serves.
 type scope struct {
 	api      *API
+	patcher  *patch.Patcher
 	res      *routes.Resource
 	sub      *routes.Subresource // nil for the resource itself
 	strategy *registry.Strategy
@@ -164,11 +145,16 @@ type scope struct {
 	// goType, set for the routes a Creater answers (which have no strategy), is the Go type of
 	// their objects.
 	goType reflect.Type
+	// terminating is set on the scopes of a CRD being deleted: its objects may not be created.
+	terminating bool
+	// conv converts the objects of a CRD with several versions (convert.go); nil for built-in
+	// resources and single-version CRDs, whose objects are stored at the version they are served.
+	conv *crconvert.Converter
 }
 
 func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema.GroupVersionResource, strategy *registry.Strategy, store storage.Store) *scope {
 	s := &scope{
-		api: a, res: res, sub: sub, strategy: strategy, store: store, gvr: gvr, gr: gvr.GroupResource(),
+		api: a, patcher: a.patcher, res: res, sub: sub, strategy: strategy, store: store, gvr: gvr, gr: gvr.GroupResource(),
 		objectGVK: gvr.GroupVersion().WithKind(res.Kind), listKind: res.ListKind,
 	}
 	if res.Custom {
@@ -219,7 +205,7 @@ func (a *API) ServeResource(w http.ResponseWriter, r *http.Request, route *route
 			return
 		}
 	}
-	s, ok := a.scopes[scopeKey{route.Group, route.Version, route.Resource, route.Subresource}]
+	s, ok := (*a.scopes.Load())[scopeKey{route.Group, route.Version, route.Resource, route.Subresource}]
 	if !ok {
 		writeError(w, r, apierrors.NewNotFound(schema.GroupResource{Group: route.Group, Resource: route.Resource}, p.Name))
 		return

@@ -137,7 +137,7 @@ func (a *API) emptyNamespace(ctx context.Context, namespace string) (empty, wait
 	empty = true
 	// Every version of a resource reads the same objects: list each resource once.
 	seen := map[schema.GroupResource]bool{}
-	for key, s := range a.scopes {
+	for key, s := range *a.scopes.Load() {
 		if key.subresource != "" || !s.res.Namespaced || seen[s.gr] {
 			continue
 		}
@@ -148,28 +148,39 @@ func (a *API) emptyNamespace(ctx context.Context, namespace string) (empty, wait
 		}
 		for _, kv := range res.Items {
 			empty = false
-			var apiVersion string
-			_, err := s.store.Delete(ctx, kv.Key, func(current storage.KeyValue) error {
-				var m storedMeta
-				if err := json.Unmarshal(current.Value, &m); err != nil {
-					return err
-				}
-				apiVersion = m.APIVersion
-				if len(m.Metadata.Finalizers) > 0 {
-					return errGraceful
-				}
-				return nil
-			})
-			if errors.Is(err, errGraceful) {
-				waiting = true
-				_, err = a.versionScope(s, apiVersion).markDeleted(ctx, kv.Key)
-			}
-			if err != nil && !storage.IsNotFound(err) {
+			marked, err := a.deleteStored(ctx, s, kv.Key)
+			if err != nil {
 				return false, false, err
 			}
+			waiting = waiting || marked
 		}
 	}
 	return empty, waiting, nil
+}
+
+// deleteStored deletes the object at key, or marks it for deletion when it has finalizers (marked).
+// An object already gone is no error.
+func (a *API) deleteStored(ctx context.Context, s *scope, key string) (marked bool, err error) {
+	var apiVersion string
+	_, err = s.store.Delete(ctx, key, func(current storage.KeyValue) error {
+		var m storedMeta
+		if err := json.Unmarshal(current.Value, &m); err != nil {
+			return err
+		}
+		apiVersion = m.APIVersion
+		if len(m.Metadata.Finalizers) > 0 {
+			return errGraceful
+		}
+		return nil
+	})
+	if errors.Is(err, errGraceful) {
+		marked = true
+		_, err = a.versionScope(s, apiVersion).markDeleted(ctx, key)
+	}
+	if err != nil && !storage.IsNotFound(err) {
+		return marked, err
+	}
+	return marked, nil
 }
 
 // versionScope returns the scope of s's resource at the version an object is stored as, so that
@@ -179,7 +190,7 @@ func (a *API) versionScope(s *scope, apiVersion string) *scope {
 	if err != nil {
 		return s
 	}
-	if vs, ok := a.scopes[scopeKey{s.gvr.Group, gv.Version, s.gvr.Resource, ""}]; ok {
+	if vs, ok := (*a.scopes.Load())[scopeKey{s.gvr.Group, gv.Version, s.gvr.Resource, ""}]; ok {
 		return vs
 	}
 	return s

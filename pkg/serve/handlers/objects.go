@@ -31,6 +31,13 @@ func (s *scope) encode(obj runtime.Object) ([]byte, error) {
 	}
 	m.SetResourceVersion("")
 	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if s.conv != nil {
+			// Stored at the storage version, whatever version the write came in.
+			if obj, err = s.toStorage(u); err != nil {
+				return nil, err
+			}
+			u = obj.(*unstructured.Unstructured)
+		}
 		return json.Marshal(u.Object)
 	}
 	return json.Marshal(obj)
@@ -39,6 +46,9 @@ func (s *scope) encode(obj runtime.Object) ([]byte, error) {
 // decodeStored decodes a stored value into a new object of the resource's kind, with its
 // resourceVersion set from the revision.
 func (s *scope) decodeStored(kv storage.KeyValue) (runtime.Object, error) {
+	if s.converts(kv.Value) {
+		return s.decodeConverted(kv)
+	}
 	obj := s.strategy.New()
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		content := map[string]any{}

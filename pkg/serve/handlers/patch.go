@@ -25,7 +25,7 @@ import (
 // missing object creates it.
 func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	target := s.patchTarget()
-	typ, err := s.api.patcher.ParseType(target, r.Header.Get("Content-Type"))
+	typ, err := s.patcher.ParseType(target, r.Header.Get("Content-Type"))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -50,7 +50,7 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	var warnings []string
 	if s.isScale() {
 		scale, err := s.applyScale(r, p, &writeOptions{dryRun: dryRun}, func(base *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
-			res, err := s.api.patcher.Patch(base, req)
+			res, err := s.patcher.Patch(base, req)
 			if err != nil {
 				return nil, err
 			}
@@ -72,7 +72,7 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		if err != nil {
 			return nil, err
 		}
-		res, err := s.api.patcher.Patch(old, req)
+		res, err := s.patcher.Patch(old, req)
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +102,7 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		writeError(w, r, apiError(err, s.gr, p.Name))
 		return
 	}
-	body, err = respond(kv)
+	body, err = s.respond(kv)
 	if err != nil {
 		writeError(w, r, apiError(err, s.gr, p.Name))
 		return
@@ -114,7 +114,7 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 // createOnPatch handles a PATCH of a missing object: a server-side apply to the resource creates it
 // (201); anything else is the 404 the patcher returns.
 func (s *scope) createOnPatch(w http.ResponseWriter, r *http.Request, p routes.Params, req patch.Request, out output, dryRun bool) {
-	res, err := s.api.patcher.Patch(nil, req)
+	res, err := s.patcher.Patch(nil, req)
 	if err == nil && !res.Created {
 		err = apierrors.NewNotFound(s.gr, p.Name)
 	}
@@ -138,11 +138,16 @@ func (s *scope) createOnPatch(w http.ResponseWriter, r *http.Request, p routes.P
 
 // afterPatch puts a patched custom resource through its schema, as kube does: unknown fields are
 // pruned (reported per fieldValidation) and defaults applied. Apply patches are already checked
-// against the schema by the field manager.
+// against the schema by the field manager, but their defaults are applied too: CEL rules such as
+// the Gateway API's read defaulted fields.
 func (s *scope) afterPatch(res *patch.Result, typ types.PatchType, validation string) (runtime.Object, []string, error) {
 	u, ok := res.Object.(*unstructured.Unstructured)
-	if !ok || s.crv == nil || typ == types.ApplyPatchType {
+	if !ok || s.crv == nil {
 		return res.Object, nil, nil
+	}
+	if typ == types.ApplyPatchType {
+		s.crv.Default(u)
+		return u, nil, nil
 	}
 	patched, err := json.Marshal(u.Object)
 	if err != nil {

@@ -23,6 +23,10 @@ var probeObjects = map[string]string{
 	"rolebindings":        `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"%s"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"r"}}`,
 	"clusterrolebindings": `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"%s"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"r"}}`,
 	"widgets":             `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"%s"},"spec":{"replicas":1}}`,
+	// A CRD's name is <plural>.<group>: %s is the plural (probeName).
+	"customresourcedefinitions": `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"%[1]ss.probe.example.com"},` +
+		`"spec":{"group":"probe.example.com","scope":"Namespaced","names":{"plural":"%[1]ss","kind":"Probe"},` +
+		`"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object"}}}]}}`,
 	// The review APIs store nothing: each POST is answered, the name going where the kind allows.
 	"selfsubjectreviews":        `{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview","status":{"userInfo":{"username":"%s"}}}`,
 	"tokenreviews":              `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"%s"}}`,
@@ -32,6 +36,15 @@ var probeObjects = map[string]string{
 	"subjectaccessreviews":      `{"spec":{"user":"%s","nonResourceAttributes":{"verb":"get","path":"/version"}}}`,
 	// A TokenRequest for the ServiceAccount probe (%s is the name it may carry: empty, or probe's).
 	"serviceaccounts/token": `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","metadata":{"name":"%.0s"},"spec":{}}`,
+}
+
+// probeName is the name of the probe object of a resource: probe, or what the kind requires of a
+// name made from it.
+func probeName(resource, name string) string {
+	if resource == "customresourcedefinitions" {
+		return name + "s.probe.example.com"
+	}
+	return name
 }
 
 // TestEveryRouteAnswers sends a request to every route `apictl routes` prints for the built-in API
@@ -99,7 +112,7 @@ var endpointContentTypes = map[routes.Endpoint]string{
 
 func checkRoute(t *testing.T, a *api, r routes.Route) {
 	t.Helper()
-	path := strings.NewReplacer("{namespace}", "default", "{name}", "probe").Replace(r.Path)
+	path := strings.NewReplacer("{namespace}", "default", "{name}", probeName(r.Resource, "probe")).Replace(r.Path)
 	if strings.HasSuffix(path, "{path:*}") {
 		sub := map[routes.Endpoint]string{
 			routes.EndpointHealthz: "ping", routes.EndpointLivez: "ping", routes.EndpointReadyz: "ping",

@@ -20,6 +20,9 @@ import (
 
 // storedCustom decodes a stored custom resource with its resourceVersion.
 func (s *scope) storedCustom(kv storage.KeyValue) (*unstructured.Unstructured, error) {
+	if s.converts(kv.Value) {
+		return s.decodeConverted(kv) // at the route's version, pruned to its schema
+	}
 	u, err := s.crv.DecodeStored(kv.Value)
 	if err != nil {
 		return nil, err

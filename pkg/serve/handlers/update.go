@@ -67,17 +67,19 @@ func (s *scope) updateObject(r *http.Request, obj runtime.Object, p routes.Param
 	}
 	key := s.key(p.Namespace, p.Name)
 	next := func(current storage.KeyValue) ([]byte, error) {
+		// Decoded first, as kube's store decodes the object before it calls the update: a stored object
+		// that does not convert to the route's version fails the PUT, whatever else is wrong with it.
+		old, err := s.decodeStored(current)
+		if err != nil {
+			return nil, err
+		}
 		// Checked only once the object is known to exist: a PUT that creates needs no version.
 		if expected == 0 && !s.allowUnconditionalUpdate() {
 			// kube's store names the resource where the kind goes in this one.
 			return nil, apierrors.NewInvalid(schema.GroupKind{Group: s.gr.Group, Kind: s.gr.Resource}, p.Name, field.ErrorList{
 				field.Invalid(field.NewPath("metadata", "resourceVersion"), expected, "must be specified for an update")})
 		}
-		old, err := s.decodeStored(current)
-		if err != nil {
-			return nil, err
-		}
-		tracked, err := s.api.patcher.Update(s.patchTarget(), old, obj.DeepCopyObject(), patch.Manager(opts.fieldManager, r.UserAgent()))
+		tracked, err := s.patcher.Update(s.patchTarget(), old, obj.DeepCopyObject(), patch.Manager(opts.fieldManager, r.UserAgent()))
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +98,7 @@ func (s *scope) updateObject(r *http.Request, obj runtime.Object, p routes.Param
 			return nil, 0, apiError(err, s.gr, p.Name)
 		}
 	}
-	body, err := respond(kv)
+	body, err := s.respond(kv)
 	return body, http.StatusOK, err
 }
 
@@ -173,7 +175,7 @@ func (s *scope) validateUpdate(ctx context.Context, obj, old runtime.Object) err
 }
 
 // allowUnconditionalUpdate reports whether a PUT without resourceVersion overwrites whatever is
-// stored. kube refuses it for Leases and custom resources.
+// stored. kube refuses it for Leases, CustomResourceDefinitions and custom resources.
 func (s *scope) allowUnconditionalUpdate() bool {
-	return !s.res.Custom && s.res.Kind != "Lease"
+	return !s.res.Custom && s.res.Kind != "Lease" && s.gr != crdResource
 }

@@ -127,6 +127,7 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 				err = ew.change(ev)
 			}
 			if err != nil {
+				endWithStatus(ew, err) // an object that does not convert ends the watch with an ERROR
 				return
 			}
 			if len(events) == 0 {
@@ -187,6 +188,9 @@ func newEventWriter(w http.ResponseWriter, s *scope, table *tables.Watch) *event
 // change writes an object's event: the cache's shared wire line for plain JSON, encoded once for every
 // watcher of the change, or a one-row table.
 func (e *eventWriter) change(ev *cacher.Event) error {
+	if e.scope.conv != nil && e.scope.converts(ev.KeyValue().Value) {
+		return e.converted(ev)
+	}
 	if e.table != nil {
 		obj, err := e.scope.decodeStored(ev.KeyValue())
 		if err != nil {

@@ -1,0 +1,653 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/apictl/apictl/pkg/controllers/crdnames"
+	"github.com/apictl/apictl/pkg/registry/crschema"
+	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/serve"
+	"github.com/apictl/apictl/pkg/serve/handlers"
+	"github.com/apictl/apictl/pkg/storage"
+	"github.com/apictl/apictl/pkg/storage/cacher"
+)
+
+// crdController turns the CustomResourceDefinitions stored in the cluster into served APIs, on every
+// replica: it follows the CRDs' watch, decides their accepted names and conditions (crdnames), builds
+// the handlers and watch cache of each established CRD once per change of it, swaps the server's API
+// and the handlers' custom resources whole, stores the status it decided, and deletes a deleted
+// CRD's instances before letting it go. What kube splits into its naming, establishing, finalizer
+// and API-serving controllers is one loop here, so that a batch of changes costs one swap.
+type crdController struct {
+	server    *serve.Server
+	builtin   *routes.API
+	handlers  *handlers.API
+	store     storage.Store // where custom resources are stored (etcd)
+	crds      storage.Store // where CRDs are read (their watch cache)
+	client    apiextensionsclient.CustomResourceDefinitionsGetter
+	bootstrap []routes.CRD
+	log       *slog.Logger
+
+	// synced is closed after the first sync that follows the first list, so that /readyz turns
+	// green with every stored CRD served.
+	synced chan struct{}
+
+	// Owned by run's goroutine.
+	objs   map[string]*apiextensionsv1.CustomResourceDefinition // by storage key
+	served map[string]*servedCRD                                // by CRD name
+	wg     sync.WaitGroup
+	wake   chan struct{}
+
+	cleaningMu sync.Mutex
+	cleaning   map[string]bool // CRDs whose cleanup runs
+
+	statuses  chan statusWrite
+	writingMu sync.Mutex
+	writing   map[string]bool // name@resourceVersion of the statuses being written
+}
+
+// servedCRD is one CRD as served: what it was built from, and its handlers and watch cache.
+type servedCRD struct {
+	key         string // its UID, generation and accepted names: a change rebuilds it and ends its watches
+	terminating bool
+	crd         routes.CRD
+	ext         *handlers.Extension
+	cache       *cacher.Cacher
+	stop        context.CancelFunc
+	done        chan struct{}
+}
+
+func newCRDController(server *serve.Server, builtin *routes.API, h *handlers.API, store, crds storage.Store,
+	client apiextensionsclient.CustomResourceDefinitionsGetter, bootstrap []routes.CRD, log *slog.Logger) *crdController {
+	return &crdController{server: server, builtin: builtin, handlers: h, store: store, crds: crds, client: client,
+		bootstrap: bootstrap, log: log.With("component", "crd-controller"), synced: make(chan struct{}),
+		objs: map[string]*apiextensionsv1.CustomResourceDefinition{}, served: map[string]*servedCRD{},
+		cleaning: map[string]bool{}, wake: make(chan struct{}, 1),
+		statuses: make(chan statusWrite, statusWriters), writing: map[string]bool{}}
+}
+
+// crdPrefix is where CRDs are stored.
+var crdPrefix = storage.ResourcePrefix(apiextensionsv1.GroupName, "customresourcedefinitions", "")
+
+type crdUpdate struct {
+	reset   bool
+	items   []storage.KeyValue
+	deleted bool
+}
+
+// run follows the CRDs until ctx ends, then stops every custom resource's watch cache and returns
+// once they and the cleanups have stopped.
+func (c *crdController) run(ctx context.Context) {
+	updates := make(chan crdUpdate, 64)
+	var reflector sync.WaitGroup
+	reflector.Go(func() {
+		storage.Reflect(ctx, c.crds, crdPrefix, func(reset bool, items []storage.KeyValue, deleted bool) bool {
+			select {
+			case updates <- crdUpdate{reset, items, deleted}:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}, c.log)
+	})
+	for range statusWriters {
+		c.wg.Go(func() { c.writeStatuses(ctx) })
+	}
+	defer func() {
+		reflector.Wait()
+		c.wg.Wait()
+		for _, s := range c.served {
+			s.stop()
+			<-s.done
+		}
+	}()
+	listed := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case u := <-updates:
+			c.apply(u)
+			listed = listed || u.reset
+		drain:
+			for {
+				select {
+				case u := <-updates:
+					c.apply(u)
+					listed = listed || u.reset
+				default:
+					break drain
+				}
+			}
+		case <-c.wake:
+		}
+		if !listed {
+			continue
+		}
+		c.sync(ctx)
+		select {
+		case <-c.synced:
+		default:
+			close(c.synced)
+		}
+	}
+}
+
+func (c *crdController) apply(u crdUpdate) {
+	if u.reset {
+		clear(c.objs)
+	}
+	for _, kv := range u.items {
+		if u.deleted {
+			delete(c.objs, kv.Key)
+			continue
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := json.Unmarshal(kv.Value, crd); err != nil {
+			c.log.Error("a stored CRD does not decode; it is not served", "key", kv.Key, "err", err)
+			delete(c.objs, kv.Key)
+			continue
+		}
+		crd.ResourceVersion = strconv.FormatInt(kv.ModRevision, 10)
+		c.objs[kv.Key] = crd
+	}
+}
+
+// sync decides every CRD's names, serves the established ones, stores the statuses that changed, and
+// starts the cleanup of deleted CRDs.
+func (c *crdController) sync(ctx context.Context) {
+	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(c.objs))
+	for _, o := range c.objs {
+		crds = append(crds, o.DeepCopy())
+	}
+	// The oldest CRD wins a name both want, whichever replica decides.
+	slices.SortFunc(crds, func(a, b *apiextensionsv1.CustomResourceDefinition) int {
+		if d := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); d != 0 {
+			return d
+		}
+		return compareStrings(a.Name, b.Name)
+	})
+	var changed []*apiextensionsv1.CustomResourceDefinition
+	for _, crd := range crds {
+		if !needsNaming(crd) {
+			continue
+		}
+		resources, kinds := c.builtin.Taken(crd.Spec.Group)
+		taken := crdnames.Claimed(crds, crd.Spec.Group, crd.Name, crdnames.Taken{Resources: sets.New(resources...), Kinds: sets.New(kinds...)})
+		if crdnames.Apply(crd, crdnames.Compute(crd, taken)) {
+			changed = append(changed, crd)
+		}
+	}
+	c.serve(ctx, crds)
+	c.storeStatuses(ctx, changed)
+	c.cleaningMu.Lock()
+	defer c.cleaningMu.Unlock()
+	for _, crd := range crds {
+		if crd.DeletionTimestamp != nil && slices.Contains(crd.Finalizers, apiextensionsv1.CustomResourceCleanupFinalizer) && !c.cleaning[crd.Name] {
+			c.cleaning[crd.Name] = true
+			var ext *handlers.Extension
+			if s, ok := c.served[crd.Name]; ok {
+				ext = s.ext
+			}
+			c.wg.Go(func() { c.cleanup(ctx, crd, ext) })
+		}
+	}
+}
+
+// statusWriters bounds the status writes in flight: etcd commits concurrent writes in shared
+// fsyncs, so a burst of new CRDs is Established in a few commits rather than one after another.
+const statusWriters = 16
+
+// statusWrite is one status sync decided, for the CRD as it was at resourceVersion.
+type statusWrite struct {
+	crd *apiextensionsv1.CustomResourceDefinition
+}
+
+// storeStatuses hands the statuses sync decided to the writers, so that the next batch of CRDs is
+// served while these are stored. A status already being written from the same resourceVersion is
+// not written twice.
+func (c *crdController) storeStatuses(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition) {
+	for _, crd := range crds {
+		key := crd.Name + "@" + crd.ResourceVersion
+		c.writingMu.Lock()
+		dup := c.writing[key]
+		c.writing[key] = true
+		c.writingMu.Unlock()
+		if dup {
+			continue
+		}
+		select {
+		case c.statuses <- statusWrite{crd: crd}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// writeStatuses stores statuses until ctx ends.
+func (c *crdController) writeStatuses(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case w := <-c.statuses:
+			_, err := c.client.CustomResourceDefinitions().UpdateStatus(ctx, w.crd, metav1.UpdateOptions{})
+			if err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+				// A conflict or a delete comes back through the watch, and so does the next try.
+				c.log.Warn("storing a CRD's status failed", "crd", w.crd.Name, "err", err)
+			}
+			c.writingMu.Lock()
+			delete(c.writing, w.crd.Name+"@"+w.crd.ResourceVersion)
+			c.writingMu.Unlock()
+		}
+	}
+}
+
+// needsNaming reports whether kube's naming controller would look at crd: its names are not all
+// accepted yet, or its conditions were never set.
+func needsNaming(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	n, a := crd.Spec.Names, crd.Status.AcceptedNames
+	same := n.Plural == a.Plural && n.Singular == a.Singular && n.Kind == a.Kind && n.ListKind == a.ListKind &&
+		slices.Equal(n.ShortNames, a.ShortNames) && slices.Equal(n.Categories, a.Categories)
+	return !same || !hasCondition(crd, apiextensionsv1.NamesAccepted) || !hasCondition(crd, apiextensionsv1.Established)
+}
+
+func hasCondition(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == t {
+			return true
+		}
+	}
+	return false
+}
+
+func conditionTrue(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == t {
+			return c.Status == apiextensionsv1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// serve makes the CRDs whose names are accepted what the server serves, reusing the handlers and
+// watch cache of every CRD that did not change, then stops those of the CRDs that went or changed.
+func (c *crdController) serve(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition) {
+	var accepted []*apiextensionsv1.CustomResourceDefinition
+	for _, crd := range crds {
+		if conditionTrue(crd, apiextensionsv1.NamesAccepted) || conditionTrue(crd, apiextensionsv1.Established) {
+			accepted = append(accepted, crd)
+		}
+	}
+	// Building a CRD's handlers compiles its schemas and CEL rules (a second or more for the biggest
+	// CRDs operators ship): new ones are built on every core at once.
+	built := make([]*servedCRD, len(accepted))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, crd := range accepted {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			s, err := c.served1(ctx, crd)
+			if err != nil {
+				c.log.Error("a CRD cannot be served", "crd", crd.Name, "err", err)
+				return
+			}
+			built[i] = s
+		})
+	}
+	wg.Wait()
+	next := map[string]*servedCRD{}
+	var defs []routes.CRD
+	for _, s := range built {
+		if s != nil {
+			next[s.crd.Definition.Name] = s
+			defs = append(defs, s.crd)
+		}
+	}
+	c.waitCaches(ctx, next)
+	if sameServing(c.served, next) {
+		return // only statuses changed: the API is the same
+	}
+	api, err := c.builtin.WithCRDs(defs)
+	if err != nil {
+		// A CRD the API refuses (one in a built-in group) is left out; the others are served.
+		c.log.Error("some CRDs cannot be served", "err", err)
+	}
+	exts := make([]*handlers.Extension, 0, len(next))
+	for _, s := range next {
+		exts = append(exts, s.ext)
+	}
+	// Handlers first: a route never points at a resource the handlers do not know yet.
+	c.handlers.SetExtensions(exts)
+	if err := c.server.SetAPI(api); err != nil {
+		c.log.Error("installing the API failed", "err", err)
+	}
+	for name, s := range c.served {
+		if n, ok := next[name]; !ok || n.cache != s.cache {
+			s.stop() // ends the resource's watches: clients list again and see the new API
+			<-s.done
+		}
+	}
+	c.served = next
+}
+
+func sameServing(a, b map[string]*servedCRD) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, s := range a {
+		if b[name] != s {
+			return false
+		}
+	}
+	return true
+}
+
+// served1 returns how crd is served: as it was when nothing it is built from changed, else newly
+// built (a new watch cache only when the resource's storage or schema changed).
+func (c *crdController) served1(ctx context.Context, in *apiextensionsv1.CustomResourceDefinition) (*servedCRD, error) {
+	crd := in.DeepCopy()
+	crd.Spec.Names = crd.Status.AcceptedNames // kube serves the accepted names
+	if len(crd.Spec.Names.ShortNames) == 0 {
+		crd.Spec.Names.ShortNames = nil
+	}
+	// The spec changes only with the generation; the names served are the accepted ones.
+	names, err := json.Marshal(crd.Spec.Names)
+	if err != nil {
+		return nil, err
+	}
+	key := string(crd.UID) + "/" + strconv.FormatInt(crd.Generation, 10) + "/" + string(names)
+	terminating := crd.DeletionTimestamp != nil || conditionTrue(crd, apiextensionsv1.Terminating)
+	old := c.served[crd.Name]
+	if old != nil && old.key == key && old.terminating == terminating {
+		return old, nil
+	}
+	def := routes.CRD{File: "customresourcedefinition " + crd.Name, Item: -1, Definition: crd}
+	one, err := routes.Empty().WithCRDs([]routes.CRD{def})
+	if err != nil {
+		return nil, err
+	}
+	set, err := crschema.NewSet([]routes.CRD{def})
+	if err != nil {
+		return nil, err
+	}
+	s := &servedCRD{key: key, terminating: terminating, crd: def}
+	if old != nil && old.key == key {
+		s.cache, s.stop, s.done = old.cache, old.stop, old.done
+	} else {
+		if err := c.startCache(ctx, s, crd); err != nil {
+			return nil, err
+		}
+	}
+	s.ext, err = c.handlers.NewExtension(handlers.ExtensionConfig{API: one, Store: s.cache, CustomResources: set, Terminating: terminating, CRD: crd})
+	if err != nil {
+		if s.cache != oldCache(old) {
+			s.stop()
+			<-s.done
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+func oldCache(old *servedCRD) *cacher.Cacher {
+	if old == nil {
+		return nil
+	}
+	return old.cache
+}
+
+// crdCacheReady bounds the wait for a new watch cache's first list: etcd answers in milliseconds,
+// and a CRD is better served late from etcd than held up.
+const crdCacheReady = 5 * time.Second
+
+// startCache starts the watch cache of crd's resource; waitCaches waits for its first list.
+func (c *crdController) startCache(ctx context.Context, s *servedCRD, crd *apiextensionsv1.CustomResourceDefinition) error {
+	gr := crd.Spec.Group + "/" + crd.Spec.Names.Plural
+	cache, err := cacher.New(c.store, storage.ResourcePrefix(crd.Spec.Group, crd.Spec.Names.Plural, ""),
+		cacher.Config{Logger: c.log.With("component", "watch-cache", "resource", gr)})
+	if err != nil {
+		return fmt.Errorf("creating the watch cache of %s: %w", gr, err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := cache.Run(cctx); err != nil && cctx.Err() == nil {
+			c.log.Error("a watch cache stopped", "resource", gr, "err", err)
+		}
+	}()
+	s.cache, s.stop, s.done = cache, cancel, done
+	return nil
+}
+
+// waitCaches waits for the first list of every new watch cache of next, all filling at once.
+func (c *crdController) waitCaches(ctx context.Context, next map[string]*servedCRD) {
+	timeout := time.NewTimer(crdCacheReady)
+	defer timeout.Stop()
+	for name, s := range next {
+		if old, ok := c.served[name]; ok && old.cache == s.cache {
+			continue
+		}
+		select {
+		case <-s.cache.Ready():
+		case <-timeout.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// cleanup is kube's CRD finalizer: it deletes every instance of a deleted CRD (objects with
+// finalizers are marked and waited for), then removes the cleanup finalizer, which lets the CRD go.
+func (c *crdController) cleanup(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, ext *handlers.Extension) {
+	defer c.cleaningDone(crd.Name)
+	cond := apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Terminating, Status: apiextensionsv1.ConditionFalse,
+		Reason: "NeverEstablished", Message: "resource was never established"}
+	if ext != nil {
+		c.setCondition(ctx, crd.Name, apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Terminating,
+			Status: apiextensionsv1.ConditionTrue, Reason: "InstanceDeletionInProgress", Message: "CustomResource deletion is in progress"})
+		cond = c.deleteInstances(ctx, ext)
+		if cond.Status == apiextensionsv1.ConditionTrue {
+			c.setCondition(ctx, crd.Name, cond)
+			select { // then the next sync tries again
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+			}
+			return
+		}
+	}
+	c.setCondition(ctx, crd.Name, cond)
+	for attempt := 0; attempt < 5 && ctx.Err() == nil; attempt++ {
+		cur, err := c.client.CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if err != nil {
+			c.log.Warn("reading a deleted CRD failed", "crd", crd.Name, "err", err)
+			return
+		}
+		cur.Finalizers = slices.DeleteFunc(cur.Finalizers, func(f string) bool { return f == apiextensionsv1.CustomResourceCleanupFinalizer })
+		_, err = c.client.CustomResourceDefinitions().Update(ctx, cur, metav1.UpdateOptions{})
+		if err == nil || apierrors.IsNotFound(err) {
+			c.log.Info("CRD instances deleted; CRD released", "crd", crd.Name)
+			return
+		}
+		if !apierrors.IsConflict(err) {
+			c.log.Warn("removing a CRD's cleanup finalizer failed", "crd", crd.Name, "err", err)
+			return
+		}
+	}
+}
+
+// cleaningDone lets the next sync start the cleanup of name again, if it is still needed.
+func (c *crdController) cleaningDone(name string) {
+	c.cleaningMu.Lock()
+	delete(c.cleaning, name)
+	c.cleaningMu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// deleteInstances deletes every instance and waits until none is left, with kube's conditions.
+func (c *crdController) deleteInstances(ctx context.Context, ext *handlers.Extension) apiextensionsv1.CustomResourceDefinitionCondition {
+	wait := 50 * time.Millisecond
+	for {
+		left, err := ext.DeleteAll(ctx)
+		if err != nil {
+			return apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Terminating, Status: apiextensionsv1.ConditionTrue,
+				Reason: "InstanceDeletionFailed", Message: fmt.Sprintf("could not issue all deletes: %v", err)}
+		}
+		if left == 0 {
+			return apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Terminating, Status: apiextensionsv1.ConditionFalse,
+				Reason: "InstanceDeletionCompleted", Message: "removed all instances"}
+		}
+		select {
+		case <-ctx.Done():
+			return apiextensionsv1.CustomResourceDefinitionCondition{Type: apiextensionsv1.Terminating, Status: apiextensionsv1.ConditionTrue,
+				Reason: "InstanceDeletionCheck", Message: fmt.Sprintf("could not confirm zero CustomResources remaining: %v", ctx.Err())}
+		case <-time.After(wait):
+			wait = min(2*wait, 5*time.Second)
+		}
+	}
+}
+
+// setCondition stores one condition of a CRD's status.
+func (c *crdController) setCondition(ctx context.Context, name string, cond apiextensionsv1.CustomResourceDefinitionCondition) {
+	for attempt := 0; attempt < 5 && ctx.Err() == nil; attempt++ {
+		cur, err := c.client.CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return
+		}
+		crdnames.SetCondition(cur, cond)
+		_, err = c.client.CustomResourceDefinitions().UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		if !apierrors.IsConflict(err) {
+			return
+		}
+	}
+}
+
+// createBootstrap creates the CRDs of --api-config, or updates their spec where it differs, so that
+// the manifests are served and visible through the API like any other CRD.
+func (c *crdController) createBootstrap(ctx context.Context) error {
+	var errs []error
+	for _, def := range c.bootstrap {
+		want := def.Definition.DeepCopy()
+		want.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+		_, err := c.client.CustomResourceDefinitions().Create(ctx, want, metav1.CreateOptions{FieldManager: "apictl-api-config"})
+		if !apierrors.IsAlreadyExists(err) {
+			if err != nil {
+				errs = append(errs, fmt.Errorf("creating CRD %s from %s: %w", want.Name, def.File, err))
+			}
+			continue
+		}
+		cur, err := c.client.CustomResourceDefinitions().Get(ctx, want.Name, metav1.GetOptions{})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading CRD %s: %w", want.Name, err))
+			continue
+		}
+		if specEqual(cur.Spec, want.Spec) {
+			continue
+		}
+		cur.Spec = want.Spec
+		if _, err := c.client.CustomResourceDefinitions().Update(ctx, cur, metav1.UpdateOptions{FieldManager: "apictl-api-config"}); err != nil {
+			errs = append(errs, fmt.Errorf("updating CRD %s from %s: %w", want.Name, def.File, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func specEqual(a, b apiextensionsv1.CustomResourceDefinitionSpec) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(ja) == string(jb)
+}
+
+// addCRDHooks runs the CRD controller with the server, in kube's start-apiextensions-controllers
+// and crd-informer-synced hooks: the hook creates the --api-config CRDs and finishes, turning
+// /readyz green, once every stored CRD is served.
+func addCRDHooks(s *serve.Server, cfg *serve.Config, rest *handlers.API, caches *watchCaches, store storage.Store, bootstrap []routes.CRD, bg *background) error {
+	crdStore, ok := caches.byResource[apiextensionsv1.Resource("customresourcedefinitions")]
+	if !ok {
+		if len(bootstrap) > 0 {
+			return errors.New("--api-config needs the apiextensions.k8s.io/v1 API, which serves the CRDs: do not turn it off in --runtime-config")
+		}
+		return nil
+	}
+	lb, err := newLoopback(cfg.API, rest)
+	if err != nil {
+		return fmt.Errorf("building the loopback client: %w", err)
+	}
+	client, err := apiextensionsclient.NewForConfig(lb.config())
+	if err != nil {
+		return fmt.Errorf("building the loopback client: %w", err)
+	}
+	c := newCRDController(s, cfg.API, rest, store, crdStore, client, bootstrap, cfg.Logger)
+	return s.AddPostStartHook("start-apiextensions-controllers", func(ctx context.Context) error {
+		bg.goRun(func() { c.run(ctx) })
+		if err := c.createBootstrap(ctx); err != nil {
+			return fmt.Errorf("installing the --api-config CRDs: %w", err)
+		}
+		return c.waitServed(ctx)
+	})
+}
+
+// waitServed returns once the controller has served what it first listed, and every bootstrap CRD.
+func (c *crdController) waitServed(ctx context.Context) error {
+	select {
+	case <-c.synced:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the stored CRDs to be served: %w", ctx.Err())
+	}
+	for _, def := range c.bootstrap {
+		for {
+			if _, ok := c.server.API().Resource(def.Definition.Spec.Group, servedVersion(def.Definition), def.Definition.Spec.Names.Plural); ok {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("waiting for CRD %s to be served: %w", def.Definition.Name, ctx.Err())
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+func servedVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			return v.Name
+		}
+	}
+	return ""
+}

@@ -1,0 +1,65 @@
+package tables
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// crdPrinter is apiextensions-apiserver's table convertor for CustomResourceDefinitions
+// (pkg/registry/customresourcedefinition/tableconvertor): the served versions, the storage one
+// marked, and in -o wide the group, kind, short names and whether the CRD is Established.
+func crdPrinter() printer {
+	return printer{
+		columns: []metav1.TableColumnDefinition{
+			nameColumn(),
+			column("Scope", "Cluster/Namespaced"),
+			column("Versions", "Served versions"),
+			{Name: "Created At", Type: "date", Description: objectMetaDoc("creationTimestamp")},
+			wide(column("Group", "API group")),
+			wide(column("Kind", "CustomResource kind")),
+			wide(column("ShortNames", "Short names")),
+			wide(metav1.TableColumnDefinition{Name: "Established", Type: "boolean", Description: "Established status"}),
+		},
+		cells:     typed(crdCells),
+		nullEmpty: true,
+	}
+}
+
+// crdCells: creation time in RFC 3339, UTC, as kube's convertor writes it (not an age).
+func crdCells(crd *apiextensionsv1.CustomResourceDefinition, _ time.Time) []any {
+	var versions []string
+	for _, v := range crd.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		label := v.Name
+		if v.Storage {
+			label += "(storage)"
+		}
+		versions = append(versions, label)
+	}
+	slices.Sort(versions)
+	return []any{
+		crd.Name,
+		string(crd.Spec.Scope),
+		strings.Join(versions, ","),
+		crd.CreationTimestamp.UTC().Format(time.RFC3339),
+		crd.Spec.Group,
+		crd.Spec.Names.Kind,
+		strings.Join(crd.Spec.Names.ShortNames, ","),
+		crdEstablished(crd),
+	}
+}
+
+func crdEstablished(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,228 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/apictl/apictl/pkg/registry/crconvert"
+	"github.com/apictl/apictl/pkg/storage"
+	"github.com/apictl/apictl/pkg/storage/cacher"
+)
+
+// Custom resources of a CRD with several versions are stored at its storage version (encode converts
+// every write) and converted to the version of the route on every read (below). The scopes of built-in
+// resources and of single-version CRDs have no converter: their stored objects always are at the
+// route's version, so their reads keep sending the stored bytes as they are, without decoding. For a
+// CRD with several versions, objects already at the route's version are recognised from their first
+// bytes (crconvert's AtVersion) and take that same path.
+
+// converterFactory makes the converters of CRDs with several versions. Its zero value is ready: the
+// factory (kube's, holding the webhook clients) is made on first use, so that servers without such
+// CRDs never make one.
+type converterFactory struct {
+	once    sync.Once
+	factory *crconvert.Factory
+	err     error
+}
+
+// converter returns the converter of crd; nil when crd is nil or has a single version, whose objects
+// never need converting.
+func (f *converterFactory) converter(crd *apiextensionsv1.CustomResourceDefinition) (*crconvert.Converter, error) {
+	if crd == nil || len(crd.Spec.Versions) < 2 {
+		return nil, nil
+	}
+	f.once.Do(func() { f.factory, f.err = crconvert.NewFactory() })
+	if f.err != nil {
+		return nil, f.err
+	}
+	return f.factory.NewConverter(crd)
+}
+
+// converts reports whether a stored object must be converted before this route answers with it.
+func (s *scope) converts(value []byte) bool {
+	return s.conv != nil && !s.conv.AtVersion(value, s.gvr.Version)
+}
+
+// readable returns a stored object at the route's version: as it is, or converted, with a 500 worded
+// as kube words a read that fails to convert.
+func (s *scope) readable(kv storage.KeyValue) (storage.KeyValue, error) {
+	if !s.converts(kv.Value) {
+		return kv, nil
+	}
+	items, err := s.readableItems([]storage.KeyValue{kv})
+	if err != nil {
+		return kv, err
+	}
+	return items[0], nil
+}
+
+// readableItems returns a page of stored objects at the route's version: the same slice when none
+// needs converting, else a new one where those that need it are converted, in one batch (a webhook gets
+// one ConversionReview).
+func (s *scope) readableItems(items []storage.KeyValue) ([]storage.KeyValue, error) {
+	var which []int
+	for i := range items {
+		if s.converts(items[i].Value) {
+			which = append(which, i)
+		}
+	}
+	if len(which) == 0 {
+		return items, nil
+	}
+	values := make([][]byte, len(which))
+	for n, i := range which {
+		values[n] = items[i].Value
+	}
+	objs, err := s.conv.Decode(values, s.gvr.Version)
+	if err != nil {
+		return nil, readConversionError(items, which, err)
+	}
+	out := make([]storage.KeyValue, len(items))
+	copy(out, items)
+	for n, i := range which {
+		value, err := json.Marshal(objs[n].Object)
+		if err != nil {
+			return nil, apierrors.NewInternalError(fmt.Errorf("encoding a converted %s: %w", s.res.Kind, err))
+		}
+		out[i].Value = value
+	}
+	return out, nil
+}
+
+// readConversionError is kube's answer to a read (get, list, watch, delete) of an object that does not
+// convert: its storage reports the object as corrupt, a 500 InternalError naming the key and revision.
+func readConversionError(items []storage.KeyValue, which []int, err error) error {
+	kv := items[which[0]]
+	var ce *crconvert.Error
+	if errors.As(err, &ce) && ce.Index < len(which) {
+		kv = items[which[ce.Index]]
+	}
+	return apierrors.NewInternalError(fmt.Errorf("StorageError: corrupt object, Code: 7, Key: /%s, ResourceVersion: 0, AdditionalErrorMsg: object not decodable revision=%d: %w",
+		kv.Key, kv.ModRevision, err))
+}
+
+// decodeConverted decodes a stored object that is at another version than the route's into the
+// route's version, for a write to start from. Failing, it is kube's 500 for an update whose stored
+// object does not convert (a Status without reason).
+func (s *scope) decodeConverted(kv storage.KeyValue) (*unstructured.Unstructured, error) {
+	objs, err := s.conv.Decode([][]byte{kv.Value}, s.gvr.Version)
+	if err != nil {
+		return nil, plainInternalError(fmt.Sprintf("object not decodable revision=%d: %v", kv.ModRevision, err))
+	}
+	objs[0].SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+	return objs[0], nil
+}
+
+// toStorage converts the object of a write to the storage version. Failing, it is kube's 500 for a
+// write whose object does not convert: a Status with the converter's message and no reason.
+func (s *scope) toStorage(obj runtime.Object) (runtime.Object, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || s.conv == nil {
+		return obj, nil
+	}
+	out, err := s.conv.ToStorage(u)
+	if err != nil {
+		return nil, plainInternalError(err.Error())
+	}
+	return out, nil
+}
+
+// respond is the body that answers with a stored object: at the route's version, with its
+// resourceVersion.
+func (s *scope) respond(kv storage.KeyValue) ([]byte, error) {
+	kv, err := s.readable(kv)
+	if err != nil {
+		return nil, err
+	}
+	return respond(kv)
+}
+
+// dryRunBody is the body of a dry-run create: the object as it would be stored, at the route's version.
+func (s *scope) dryRunBody(value []byte) ([]byte, error) {
+	if !s.converts(value) {
+		return value, nil
+	}
+	objs, err := s.conv.Decode([][]byte{value}, s.gvr.Version)
+	if err != nil {
+		return nil, plainInternalError(err.Error())
+	}
+	return json.Marshal(objs[0].Object)
+}
+
+// checkConvertible refuses, as kube's store does, to delete an object of another version that does not
+// convert to the route's: kube decodes the object it deletes, and answers with the read's 500.
+func (s *scope) checkConvertible(kv storage.KeyValue) error {
+	_, err := s.readable(kv)
+	return err
+}
+
+// plainInternalError is the Status kube's error writer makes of an error that is not a Status: code
+// 500 and the message, with no reason or details.
+func plainInternalError(msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: msg}}
+}
+
+// readableList returns a page of a LIST with its objects at the route's version (see readableItems);
+// res itself, which may be shared with the watch cache, is not changed.
+func (s *scope) readableList(res *storage.ListResult) (*storage.ListResult, error) {
+	if s.conv == nil {
+		return res, nil
+	}
+	items, err := s.readableItems(res.Items)
+	if err != nil {
+		return nil, err
+	}
+	out := *res
+	out.Items = items
+	return &out, nil
+}
+
+// converted writes the event of an object that must be converted first: its own line (or table row),
+// where other events share the watch cache's encoding.
+func (e *eventWriter) converted(ev *cacher.Event) error {
+	kv, err := e.scope.readable(ev.KeyValue())
+	if err != nil {
+		return err
+	}
+	if e.table != nil {
+		obj, err := e.scope.decodeStored(kv)
+		if err != nil {
+			return err
+		}
+		return e.asTable(string(ev.Type), obj)
+	}
+	obj, err := storage.WithResourceVersion(nil, kv.Value, kv.ModRevision)
+	if err != nil {
+		return err
+	}
+	line := make([]byte, 0, len(`{"type":"","object":}`)+len(ev.Type)+len(obj)+1)
+	line = append(line, `{"type":"`...)
+	line = append(line, ev.Type...)
+	line = append(line, `","object":`...)
+	line = append(line, obj...)
+	_, err = e.out.Write(append(line, "}\n"...))
+	return err
+}
+
+// endWithStatus ends a watch whose event could not be written because its object does not convert:
+// the client gets the Status as an ERROR event, as kube's watches end on an object they cannot decode,
+// and watches again. Other errors (the client went away) end the watch without a word.
+func endWithStatus(ew *eventWriter, err error) {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return
+	}
+	s := st.Status()
+	_ = ew.status(&s)
+	ew.flush()
+}

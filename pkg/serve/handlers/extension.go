@@ -1,0 +1,167 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/apictl/apictl/pkg/patch"
+	"github.com/apictl/apictl/pkg/registry"
+	"github.com/apictl/apictl/pkg/registry/crschema"
+	"github.com/apictl/apictl/pkg/registry/tables"
+	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// errCRDTerminating is kube's reason for refusing creates of a CRD being deleted.
+var errCRDTerminating = errors.New("create not allowed while custom resource definition is terminating")
+
+// crdResource is the resource whose first delete starts a cleanup instead of removing the object.
+var crdResource = apiextensionsv1.Resource("customresourcedefinitions")
+
+// markCRDTerminating is what kube's CRD storage does at a CRD's first delete, besides setting its
+// deletionTimestamp (which, as in kube, comes with no grace period): the cleanup finalizer, which the
+// CRD controller removes once every instance is gone, and the Terminating condition.
+func markCRDTerminating(crd *apiextensionsv1.CustomResourceDefinition) {
+	if !slices.Contains(crd.Finalizers, apiextensionsv1.CustomResourceCleanupFinalizer) {
+		crd.Finalizers = append(crd.Finalizers, apiextensionsv1.CustomResourceCleanupFinalizer)
+	}
+	apiextensionshelpers.SetCRDCondition(crd, apiextensionsv1.CustomResourceDefinitionCondition{
+		Type:    apiextensionsv1.Terminating,
+		Status:  apiextensionsv1.ConditionTrue,
+		Reason:  "InstanceDeletionPending",
+		Message: "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+	})
+}
+
+// Extension is what the handlers serve of one CustomResourceDefinition: the scopes of its resource
+// at every served version and of their subresources. It is built once per change of the CRD, off
+// the request path, with its own rules, patcher and table printers, so that installing one CRD never
+// rebuilds what the others or the built-in kinds need.
+type Extension struct {
+	scopes map[scopeKey]*scope
+}
+
+// ExtensionConfig is what an Extension is built from.
+type ExtensionConfig struct {
+	// API holds the CRD's group with the CRD's resource at each served version, and nothing else.
+	API *routes.API
+	// Store holds the objects: the resource's watch cache.
+	Store storage.Store
+	// CustomResources has the schemas of the CRD's versions.
+	CustomResources *crschema.Set
+	// Terminating refuses creates, as kube does while a CRD's instances are being deleted.
+	Terminating bool
+	// CRD is the definition served, for the conversion of its objects between its versions; nil
+	// serves objects as they are stored.
+	CRD *apiextensionsv1.CustomResourceDefinition
+}
+
+// NewExtension builds the scopes of one CRD's resource.
+func (a *API) NewExtension(c ExtensionConfig) (*Extension, error) {
+	reg, err := registry.New(c.API)
+	if err != nil {
+		return nil, fmt.Errorf("building the rules of the custom resource: %w", err)
+	}
+	patcher, err := patch.New(c.API)
+	if err != nil {
+		return nil, fmt.Errorf("building the patcher of the custom resource: %w", err)
+	}
+	e := &Extension{scopes: map[scopeKey]*scope{}}
+	if err := a.addScopes(e.scopes, c.API, reg, patcher, c.CustomResources, func(schema.GroupResource) storage.Store { return c.Store }); err != nil {
+		return nil, err
+	}
+	conv, err := a.conversions.converter(c.CRD)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range e.scopes {
+		s.terminating = c.Terminating
+		s.conv = conv
+	}
+	return e, nil
+}
+
+// SetExtensions makes exts, with the built-in resources, what the handlers serve. Requests already
+// running finish with the scope they started with.
+func (a *API) SetExtensions(exts []*Extension) {
+	all := maps.Clone(a.builtin)
+	for _, e := range exts {
+		maps.Copy(all, e.scopes)
+	}
+	a.scopes.Store(&all)
+}
+
+// addScopes adds to dst a scope for every stored resource of api and for each of its subresources.
+func (a *API) addScopes(dst map[scopeKey]*scope, api *routes.API, reg *registry.Registry, patcher *patch.Patcher, crs *crschema.Set, storeOf func(schema.GroupResource) storage.Store) error {
+	converters, err := tables.ForAPI(api, tables.WithClock(a.cfg.Now))
+	if err != nil {
+		return fmt.Errorf("building the table printers: %w", err)
+	}
+	for _, g := range api.Groups() {
+		for _, v := range g.Versions {
+			for i := range v.Resources {
+				res := &v.Resources[i]
+				if res.CreateOnly() {
+					continue // answered by its Creater (newCreateRoutes)
+				}
+				gvr := schema.GroupVersionResource{Group: g.Name, Version: v.Name, Resource: res.Plural}
+				strategy, ok := reg.Strategy(gvr)
+				if !ok {
+					return fmt.Errorf("no registry rules for %s", gvr)
+				}
+				store := storeOf(gvr.GroupResource())
+				main := a.newScope(res, nil, gvr, strategy, store)
+				main.patcher = patcher
+				main.table = converters[gvr]
+				if res.Custom && crs != nil {
+					main.crv, _ = crs.Validator(gvr)
+				}
+				dst[scopeKey{g.Name, v.Name, res.Plural, ""}] = main
+				for j := range res.Subresources {
+					sub := &res.Subresources[j]
+					subScope := a.newScope(res, sub, gvr, strategy, store)
+					subScope.patcher, subScope.crv = patcher, main.crv
+					if !subScope.isScale() {
+						subScope.table = main.table
+					}
+					dst[scopeKey{g.Name, v.Name, res.Plural, sub.Name}] = subScope
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// DeleteAll deletes every object of the extension's resource, as kube's CRD finalizer does: objects
+// with finalizers are marked for deletion and left to them. It returns how many objects it found, so
+// that the caller calls again until none is left.
+func (e *Extension) DeleteAll(ctx context.Context) (int, error) {
+	var main *scope
+	for key, s := range e.scopes {
+		if key.subresource == "" {
+			main = s
+			break
+		}
+	}
+	if main == nil {
+		return 0, nil
+	}
+	res, err := main.store.List(ctx, main.prefix(""), storage.ListOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("listing %s: %w", main.gr, err)
+	}
+	for _, kv := range res.Items {
+		if _, err := main.api.deleteStored(ctx, main, kv.Key); err != nil {
+			return len(res.Items), fmt.Errorf("deleting %s: %w", kv.Key, err)
+		}
+	}
+	return len(res.Items), nil
+}
