@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,6 +22,8 @@ type watchCaches struct {
 	byResource map[schema.GroupResource]storage.Store
 	all        []*cacher.Cacher
 	running    sync.WaitGroup
+	// custom, once the CRD controller is set up, lists the watch caches of the custom resources.
+	custom atomic.Pointer[func() map[schema.GroupResource]*cacher.Cacher]
 }
 
 func newWatchCaches(api *routes.API, store storage.Store, log *slog.Logger) (*watchCaches, error) {
@@ -107,9 +110,17 @@ func (c cacheCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c cacheCollector) Collect(ch chan<- prometheus.Metric) {
-	for gr, s := range c.caches.byResource {
-		stats := s.(*cacher.Cacher).Stats()
+	emit := func(gr schema.GroupResource, cache *cacher.Cacher) {
+		stats := cache.Stats()
 		ch <- prometheus.MustNewConstMetric(c.watchers, prometheus.GaugeValue, float64(stats.Watchers), gr.Group, gr.Resource)
 		ch <- prometheus.MustNewConstMetric(c.objects, prometheus.GaugeValue, float64(stats.Objects), gr.Group, gr.Resource)
+	}
+	for gr, s := range c.caches.byResource {
+		emit(gr, s.(*cacher.Cacher))
+	}
+	if custom := c.caches.custom.Load(); custom != nil {
+		for gr, cache := range (*custom)() {
+			emit(gr, cache)
+		}
 	}
 }

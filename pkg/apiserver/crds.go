@@ -16,6 +16,7 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/apictl/apictl/pkg/controllers/crdnames"
@@ -55,6 +56,9 @@ type crdController struct {
 
 	cleaningMu sync.Mutex
 	cleaning   map[string]bool // CRDs whose cleanup runs
+
+	cachesMu sync.Mutex
+	caches   map[schema.GroupResource]*cacher.Cacher // the served CRDs' watch caches, for metrics
 
 	statuses  chan statusWrite
 	writingMu sync.Mutex
@@ -355,6 +359,21 @@ func (c *crdController) serve(ctx context.Context, crds []*apiextensionsv1.Custo
 		}
 	}
 	c.served = next
+	caches := make(map[schema.GroupResource]*cacher.Cacher, len(next))
+	for _, s := range next {
+		d := s.crd.Definition
+		caches[schema.GroupResource{Group: d.Spec.Group, Resource: d.Spec.Names.Plural}] = s.cache
+	}
+	c.cachesMu.Lock()
+	c.caches = caches
+	c.cachesMu.Unlock()
+}
+
+// watchCaches returns the served CRDs' watch caches.
+func (c *crdController) watchCaches() map[schema.GroupResource]*cacher.Cacher {
+	c.cachesMu.Lock()
+	defer c.cachesMu.Unlock()
+	return c.caches
 }
 
 func sameServing(a, b map[string]*servedCRD) bool {
@@ -612,6 +631,8 @@ func addCRDHooks(s *serve.Server, cfg *serve.Config, rest *handlers.API, caches 
 		return fmt.Errorf("building the loopback client: %w", err)
 	}
 	c := newCRDController(s, cfg.API, rest, store, crdStore, client, bootstrap, cfg.Logger)
+	list := c.watchCaches
+	caches.custom.Store(&list)
 	return s.AddPostStartHook("start-apiextensions-controllers", func(ctx context.Context) error {
 		bg.goRun(func() { c.run(ctx) })
 		if err := c.createBootstrap(ctx); err != nil {

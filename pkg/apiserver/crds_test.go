@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -85,6 +86,18 @@ func TestCRDServedByEveryReplica(t *testing.T) {
 	if _, err := dynamic.NewForConfigOrDie(a.AdminConfig).Resource(gvr).Namespace("default").Get(ctx, "g", metav1.GetOptions{}); err != nil {
 		t.Fatalf("reading through replica A: %v", err)
 	}
+	eventually(t, "replica A's watch cache of gadgets in /metrics", func() error {
+		resp, err := http.Get(a.InsecureURL + "/metrics")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if want := `apiserver_watch_cache_objects{group="example.com",resource="gadgets"} 1`; !strings.Contains(string(body), want) {
+			return fmt.Errorf("no %s", want)
+		}
+		return nil
+	})
 	crd, err := crdsB.Get(ctx, "gadgets.example.com", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
