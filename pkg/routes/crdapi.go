@@ -134,6 +134,9 @@ func crdResource(d *apiextensionsv1.CustomResourceDefinition, v *apiextensionsv1
 	if v.DeprecationWarning != nil {
 		r.DeprecationWarning = *v.DeprecationWarning
 	}
+	for _, f := range v.SelectableFields {
+		r.SelectableFields = append(r.SelectableFields, strings.TrimPrefix(f.JSONPath, "."))
+	}
 	if v.Schema != nil {
 		r.Schema = v.Schema.OpenAPIV3Schema
 	}

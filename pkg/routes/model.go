@@ -82,6 +82,9 @@ type Resource struct {
 	Custom bool `json:"custom,omitempty"`
 	// Schema is a custom resource's openAPIV3Schema for this version; nil for built-in resources.
 	Schema *apiextensionsv1.JSONSchemaProps `json:"schema,omitempty"`
+	// SelectableFields are the fields a custom resource's lists and watches may select by besides
+	// metadata.name and metadata.namespace (the CRD's selectableFields, without the leading dot).
+	SelectableFields []string `json:"selectableFields,omitempty"`
 	// Deprecated versions of custom resources answer with a warning.
 	Deprecated         bool   `json:"deprecated,omitempty"`
 	DeprecationWarning string `json:"deprecationWarning,omitempty"`

@@ -73,6 +73,11 @@ func TestCRDLifecycleWithKubectl(t *testing.T) {
 		return ok
 	})
 	expect(k("get", "widgets", "a"), "SIZE", "4")
+	// spec.color became a selectable field.
+	selected := k("get", "widgets", "--field-selector", "spec.color=red", "-o", "name")
+	if strings.TrimSpace(selected) != "widget.example.com/a" {
+		t.Errorf("--field-selector spec.color=red selected:\n%s", selected)
+	}
 	expect(k("get", "widgets.v2.example.com", "a", "-o", "yaml"), "apiVersion: example.com/v2", "size: 4")
 	expect(k("patch", "widget", "a", "--subresource", "status", "--type", "merge", "-p", `{"status":{"ready":true}}`), "widget.example.com/a patched")
 	expect(k("get", "widget", "a", "-o", "jsonpath={.status.ready}"), "true")

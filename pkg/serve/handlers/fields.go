@@ -74,9 +74,16 @@ func (s *scope) checkFieldSelector(sel fields.Selector) error {
 		return nil
 	}
 	known := fieldSet(s.res.Kind, s.res.Namespaced, &selectable{})
+	for _, f := range s.selectable {
+		known[f.name] = ""
+	}
 	for _, r := range sel.Requirements() {
 		if _, ok := known[r.Field]; ok {
 			continue
+		}
+		if s.res.Custom {
+			// kube's custom resource converter words it so, selectable fields or not.
+			return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", r.Field))
 		}
 		switch s.res.Kind {
 		case "Secret", "Namespace", "Event":
@@ -92,6 +99,9 @@ func (s *scope) checkFieldSelector(sel fields.Selector) error {
 func (s *scope) filter(l labels.Selector, f fields.Selector) storage.Filter {
 	if l.Empty() && f.Empty() {
 		return nil
+	}
+	if len(s.selectable) > 0 && selectsCustomFields(f) {
+		return s.customFilter(l, f)
 	}
 	kind, namespaced := s.res.Kind, s.res.Namespaced
 	return func(kv storage.KeyValue) (bool, error) {

@@ -147,6 +147,8 @@ type scope struct {
 	goType reflect.Type
 	// terminating is set on the scopes of a CRD being deleted: its objects may not be created.
 	terminating bool
+	// selectable are a custom resource's selectable fields.
+	selectable []selectableField
 	// conv converts the objects of a CRD with several versions (convert.go); nil for built-in
 	// resources and single-version CRDs, whose objects are stored at the version they are served.
 	conv *crconvert.Converter
@@ -163,6 +165,7 @@ func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema
 	if sub != nil {
 		s.objectGVK = sub.GroupVersionKind(gvr.GroupVersion())
 	}
+	s.selectable = newSelectableFields(res.SelectableFields)
 	switch s.objectGVK {
 	case corev1.SchemeGroupVersion.WithKind("Event"):
 		s.ttl = a.cfg.EventTTL
