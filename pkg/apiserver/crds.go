@@ -175,9 +175,10 @@ func (c *crdController) apply(u crdUpdate) {
 // sync decides every CRD's names, serves the established ones, stores the statuses that changed, and
 // starts the cleanup of deleted CRDs.
 func (c *crdController) sync(ctx context.Context) {
+	// The stored objects are shared with c.objs: a CRD is copied before its status is changed.
 	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(c.objs))
 	for _, o := range c.objs {
-		crds = append(crds, o.DeepCopy())
+		crds = append(crds, o)
 	}
 	// The oldest CRD wins a name both want, whichever replica decides.
 	slices.SortFunc(crds, func(a, b *apiextensionsv1.CustomResourceDefinition) int {
@@ -187,10 +188,12 @@ func (c *crdController) sync(ctx context.Context) {
 		return compareStrings(a.Name, b.Name)
 	})
 	var changed []*apiextensionsv1.CustomResourceDefinition
-	for _, crd := range crds {
+	for i, crd := range crds {
 		if !needsNaming(crd) {
 			continue
 		}
+		crd = crd.DeepCopy()
+		crds[i] = crd
 		resources, kinds := c.builtin.Taken(crd.Spec.Group)
 		taken := crdnames.Claimed(crds, crd.Spec.Group, crd.Name, crdnames.Taken{Resources: sets.New(resources...), Kinds: sets.New(kinds...)})
 		if crdnames.Apply(crd, crdnames.Compute(crd, taken)) {
@@ -391,21 +394,22 @@ func sameServing(a, b map[string]*servedCRD) bool {
 // served1 returns how crd is served: as it was when nothing it is built from changed, else newly
 // built (a new watch cache only when the resource's storage or schema changed).
 func (c *crdController) served1(ctx context.Context, in *apiextensionsv1.CustomResourceDefinition) (*servedCRD, error) {
+	// The spec changes only with the generation; the names served are the accepted ones. Nothing is
+	// copied until the key says the CRD changed: most syncs change no served CRD.
+	names, err := json.Marshal(in.Status.AcceptedNames)
+	if err != nil {
+		return nil, err
+	}
+	key := string(in.UID) + "/" + strconv.FormatInt(in.Generation, 10) + "/" + string(names)
+	terminating := in.DeletionTimestamp != nil || conditionTrue(in, apiextensionsv1.Terminating)
+	old := c.served[in.Name]
+	if old != nil && old.key == key && old.terminating == terminating {
+		return old, nil
+	}
 	crd := in.DeepCopy()
 	crd.Spec.Names = crd.Status.AcceptedNames // kube serves the accepted names
 	if len(crd.Spec.Names.ShortNames) == 0 {
 		crd.Spec.Names.ShortNames = nil
-	}
-	// The spec changes only with the generation; the names served are the accepted ones.
-	names, err := json.Marshal(crd.Spec.Names)
-	if err != nil {
-		return nil, err
-	}
-	key := string(crd.UID) + "/" + strconv.FormatInt(crd.Generation, 10) + "/" + string(names)
-	terminating := crd.DeletionTimestamp != nil || conditionTrue(crd, apiextensionsv1.Terminating)
-	old := c.served[crd.Name]
-	if old != nil && old.key == key && old.terminating == terminating {
-		return old, nil
 	}
 	def := routes.CRD{File: "customresourcedefinition " + crd.Name, Item: -1, Definition: crd}
 	one, err := routes.Empty().WithCRDs([]routes.CRD{def})
