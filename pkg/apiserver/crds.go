@@ -424,7 +424,13 @@ func (c *crdController) served1(ctx context.Context, in *apiextensionsv1.CustomR
 	if old != nil && old.key == key {
 		s.cache, s.stop, s.done = old.cache, old.stop, old.done
 	} else {
-		if err := c.startCache(ctx, s, crd); err != nil {
+		// The watch cache reads objects with their schema's defaults, as kube's decoder gives them
+		// to every read: a default added to the CRD shows in objects written before it.
+		store := c.store
+		if defaults := set.DefaultsOnRead(); defaults != nil {
+			store = storage.WithReadTransform(store, defaults)
+		}
+		if err := c.startCache(ctx, s, crd, store); err != nil {
 			return nil, err
 		}
 	}
@@ -451,9 +457,9 @@ func oldCache(old *servedCRD) *cacher.Cacher {
 const crdCacheReady = 5 * time.Second
 
 // startCache starts the watch cache of crd's resource; waitCaches waits for its first list.
-func (c *crdController) startCache(ctx context.Context, s *servedCRD, crd *apiextensionsv1.CustomResourceDefinition) error {
+func (c *crdController) startCache(ctx context.Context, s *servedCRD, crd *apiextensionsv1.CustomResourceDefinition, store storage.Store) error {
 	gr := crd.Spec.Group + "/" + crd.Spec.Names.Plural
-	cache, err := cacher.New(c.store, storage.ResourcePrefix(crd.Spec.Group, crd.Spec.Names.Plural, ""),
+	cache, err := cacher.New(store, storage.ResourcePrefix(crd.Spec.Group, crd.Spec.Names.Plural, ""),
 		cacher.Config{Logger: c.log.With("component", "watch-cache", "resource", gr)})
 	if err != nil {
 		return fmt.Errorf("creating the watch cache of %s: %w", gr, err)

@@ -223,3 +223,61 @@ func TestAPIConfigCRDsAreStored(t *testing.T) {
 		t.Errorf("short names after the manifest changed: %v", crd.Spec.Names.ShortNames)
 	}
 }
+
+// TestCRDDefaultsOnRead: a default added to a CRD shows in objects written before it, in GET, LIST
+// and watch, as kube's decoder applies defaults to every object it reads; nothing is rewritten.
+func TestCRDDefaultsOnRead(t *testing.T) {
+	s := servertest.Start(t)
+	ctx := context.Background()
+	crds := apiextensionsclient.NewForConfigOrDie(s.AdminConfig).ApiextensionsV1().CustomResourceDefinitions()
+	crd := replicaCRD()
+	crd.Spec.Versions[0].Schema.OpenAPIV3Schema = &apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+		"spec": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"size": {Type: "integer"}}}}}
+	created, err := crds.Create(ctx, crd, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const list = "/apis/example.com/v1/namespaces/default/gadgets"
+	served(t, s, list, http.StatusOK)
+	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "gadgets"}
+	gadgets := dynamic.NewForConfigOrDie(s.AdminConfig).Resource(gvr).Namespace("default")
+	old, err := gadgets.Create(ctx, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Gadget",
+		"metadata": map[string]any{"name": "old"}, "spec": map[string]any{"size": int64(9007199254740993)}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	eventually(t, "the CRD updated with a default", func() error {
+		cur, err := crds.Get(ctx, created.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		spec := cur.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+		spec.Properties["color"] = apiextensionsv1.JSONSchemaProps{Type: "string", Default: &apiextensionsv1.JSON{Raw: []byte(`"blue"`)}}
+		cur.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+		_, err = crds.Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	eventually(t, "GET shows the default", func() error {
+		got, err := gadgets.Get(ctx, "old", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if color, _, _ := unstructured.NestedString(got.Object, "spec", "color"); color != "blue" {
+			return fmt.Errorf("spec.color = %q", color)
+		}
+		if got.GetResourceVersion() != old.GetResourceVersion() {
+			t.Errorf("the object was rewritten: resourceVersion %s, was %s", got.GetResourceVersion(), old.GetResourceVersion())
+		}
+		return nil
+	})
+	resp, err := http.Get(s.InsecureURL + list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"color":"blue"`) || !strings.Contains(string(body), `"size":9007199254740993`) {
+		t.Errorf("LIST lacks the default or lost digits: %s", body)
+	}
+}

@@ -1,12 +1,14 @@
 package crschema
 
 import (
+	"bytes"
 	"context"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"encoding/json"
 	"reflect"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
@@ -165,4 +167,59 @@ func fieldSchema(k string, s *structuralschema.Structural) *structuralschema.Str
 // of a server-side apply is already pruned and checked against the schema by the field manager.
 func (v *Validator) Default(obj *unstructured.Unstructured) {
 	applyDefaults(obj.Object, v.structural)
+}
+
+// hasDefaults reports whether s or anything under it declares a default.
+func hasDefaults(s *structuralschema.Structural) bool {
+	if s == nil {
+		return false
+	}
+	if s.Default.Object != nil {
+		return true
+	}
+	for k := range s.Properties {
+		p := s.Properties[k]
+		if hasDefaults(&p) {
+			return true
+		}
+	}
+	if s.AdditionalProperties != nil && hasDefaults(s.AdditionalProperties.Structural) {
+		return true
+	}
+	return hasDefaults(s.Items)
+}
+
+// DefaultsOnRead returns the transform that gives each stored object the defaults of its version's
+// schema, as kube's decoder does on every read, so that a default added to a CRD shows in objects
+// written before; nil when no version has defaults. It is meant for the watch cache's reads
+// (storage.WithReadTransform): it decodes the object, so it runs once per change, not per request.
+func (s *Set) DefaultsOnRead() func(value []byte) ([]byte, error) {
+	byVersion := map[string]*Validator{}
+	for gvr, v := range s.validators {
+		if hasDefaults(v.structural) {
+			byVersion[gvr.Group+"/"+gvr.Version] = v
+		}
+	}
+	if len(byVersion) == 0 {
+		return nil
+	}
+	return func(value []byte) ([]byte, error) {
+		obj, _, err := decodeObject(value, false)
+		if err != nil {
+			return nil, err
+		}
+		v, ok := byVersion[obj.GetAPIVersion()]
+		if !ok {
+			return value, nil
+		}
+		v.Default(obj)
+		out, err := json.Marshal(obj.Object)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Equal(out, value) {
+			return value, nil // nothing was missing: keep the stored bytes, shared with etcd's
+		}
+		return out, nil
+	}
 }
