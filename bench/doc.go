@@ -9,6 +9,7 @@
 //	BENCH_GUARD=1 go test ./bench -run TestHarness -v         # fail below half of issue 8's ratios
 //	BENCH_ONLY=GET,CREATE go test ./bench -run TestHarness -v # only these operations (see below)
 //	BENCH_AUTHZ=1 go test ./bench -run TestHarness -v         # also RBAC vs AlwaysAllow (issue 13)
+//	BENCH_CRDS=1000 go test ./bench -run TestHarness -v       # measure with 1,000 CRDs installed (issue 12)
 //
 // Besides the operations, a run measures start-up and memory, an overload of ten times
 // --max-requests-inflight, and `kubectl get` of the listed objects (when kubectl is on PATH; 1

@@ -29,6 +29,7 @@ const (
 	envGuard    = "BENCH_GUARD"
 	envOnly     = "BENCH_ONLY"
 	envAuthz    = "BENCH_AUTHZ"
+	envCRDs     = "BENCH_CRDS"
 )
 
 // settings are what the environment asks of a run.
@@ -39,6 +40,7 @@ type settings struct {
 	guard    bool
 	only     string
 	authz    bool
+	crds     string
 }
 
 func readSettings(short bool, getenv func(string) string) (settings, error) {
@@ -49,10 +51,16 @@ func readSettings(short bool, getenv func(string) string) (settings, error) {
 		guard:    isTrue(getenv(envGuard)),
 		only:     getenv(envOnly),
 		authz:    isTrue(getenv(envAuthz)),
+		crds:     getenv(envCRDs),
 	}
 	s.duration = bench.DefaultDuration
 	if s.short {
 		s.duration = bench.ShortDuration
+	}
+	if s.crds != "" {
+		if n, err := strconv.Atoi(s.crds); err != nil || n <= 0 {
+			return s, fmt.Errorf("%s=%q: want a positive number of CRDs such as 1000", envCRDs, s.crds)
+		}
 	}
 	if v := getenv(envDuration); v != "" {
 		d, err := time.ParseDuration(v)
@@ -93,6 +101,10 @@ func TestHarness(t *testing.T) {
 	}
 	if s.only != "" {
 		only = append(only[:len(only):len(only)], "-only", s.only)
+	}
+	if s.crds != "" {
+		args = append(args, "-crds", s.crds)
+		only = append(only[:len(only):len(only)], "-crds", s.crds)
 	}
 	report := runHarness(ctx, t, runner, filepath.Join(dir, "report.json"), only)
 	// A guarded run measures again what fell below its floor and keeps the best attempt, so that
@@ -183,6 +195,8 @@ func TestReadSettings(t *testing.T) {
 		{name: "only", env: map[string]string{"BENCH_ONLY": "GET,CREATE"}, want: settings{short: true, duration: 300 * time.Millisecond, only: "GET,CREATE"}},
 		{name: "bad duration", env: map[string]string{"BENCH_DURATION": "5"}, wantErr: `BENCH_DURATION="5": want a positive duration such as 5s or 300ms`},
 		{name: "negative duration", env: map[string]string{"BENCH_DURATION": "-1s"}, wantErr: "want a positive duration"},
+		{name: "crds", env: map[string]string{"BENCH_CRDS": "1000"}, want: settings{short: true, duration: 300 * time.Millisecond, crds: "1000"}},
+		{name: "bad crds", env: map[string]string{"BENCH_CRDS": "many"}, wantErr: `BENCH_CRDS="many": want a positive number of CRDs such as 1000`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

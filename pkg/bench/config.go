@@ -46,6 +46,10 @@ type Config struct {
 	// Authz also compares a non-superuser's throughput under --authorization-mode RBAC with
 	// AlwaysAllow (issue 13's authorization overhead); off by default, as it starts two more servers.
 	Authz bool
+	// CRDs, when above 0, installs that many CustomResourceDefinitions through the API, and waits for
+	// them to be served, before the server is measured: issue 12's check that the built-in resources
+	// keep their speed with many CRDs installed.
+	CRDs int
 
 	// WorkDir is where the run's temporary directory is made (default os.TempDir()). Everything the
 	// run writes goes there and is removed at the end.

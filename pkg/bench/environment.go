@@ -26,6 +26,8 @@ type Environment struct {
 	Etcd string `json:"etcd"`
 	// Client describes the load generator's HTTP clients.
 	Client string `json:"client"`
+	// CRDs is how many CRDs the measured server had installed (Config.CRDs).
+	CRDs int `json:"crds,omitempty"`
 }
 
 // Descriptions of the fixed parts of the set-up, printed with every report.

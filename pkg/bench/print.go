@@ -24,6 +24,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "apictl serve vs etcd: %s %s/%s, GOMAXPROCS %d, %d CPUs (%s)\n", e.GoVersion, e.OS, e.Arch, e.GOMAXPROCS, e.NumCPU, e.CPUModel)
 	fmt.Fprintf(&b, "%s run: each measurement %s after a %s warm-up\n", mode, e.Duration, e.Warmup)
 	fmt.Fprintf(&b, "etcd: %s\nclients: %s\n", e.Etcd, e.Client)
+	if e.CRDs > 0 {
+		fmt.Fprintf(&b, "installed before measuring: %d CRDs, served\n", e.CRDs)
+	}
 	if r.Overload != nil {
 		fmt.Fprintf(&b, "overload clients: %s\n", r.Overload.Client)
 	}

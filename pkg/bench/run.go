@@ -155,6 +155,13 @@ func compare(ctx context.Context, cfg Config, dir string, report *Report) (err e
 	if err := seed(ctx, h, cfg.ListObjects, cfg.maxConcurrency()); err != nil {
 		return err
 	}
+	if cfg.CRDs > 0 {
+		cfg.Logger.Info("installing CRDs", "crds", cfg.CRDs)
+		if err := installCRDs(ctx, h, cfg.CRDs); err != nil {
+			return err
+		}
+		report.Environment.CRDs = cfg.CRDs
+	}
 	value, others, err := verify(ctx, h, cli, cfg.ListObjects)
 	if err != nil {
 		return err
