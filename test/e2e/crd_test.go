@@ -65,6 +65,10 @@ func TestCRDLifecycleWithKubectl(t *testing.T) {
 	writeFile(t, applied, "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: c\n  namespace: default\nspec:\n  size: 1\n")
 	expect(k("create", "-f", applied), "widget.example.com/c created")
 	watch.waitLine(t, "c")
+	expect(k("delete", "widget", "c"), `widget.example.com "c" deleted`)
+	if out, ok := kubectlResult(t, append(conn, "get", "widget", "c")...); ok || !strings.Contains(out, "NotFound") {
+		t.Errorf("widget c after its delete: %s", out)
+	}
 
 	// The edit: a second version, a printer column and the status subresource, each live.
 	expect(k("apply", "-f", data("widgets-v2.yaml")), "customresourcedefinition.apiextensions.k8s.io/widgets.example.com configured")
