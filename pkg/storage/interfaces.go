@@ -19,6 +19,11 @@ type KeyValue struct {
 	Value []byte
 	// ModRevision is the etcd revision that last wrote the key: the object's resourceVersion.
 	ModRevision int64
+	// RVAt and RVLast, when RVAt is above 0, record where the resourceVersion member goes in Value
+	// (ResourceVersionPlace; WithPlace sets them), so that a value read many times, as the watch
+	// cache's are, is scanned once rather than at every response. A changed Value must not keep them.
+	RVAt   int32
+	RVLast bool
 }
 
 // ResourceVersionMatch qualifies a list's resourceVersion, as the API's resourceVersionMatch does.

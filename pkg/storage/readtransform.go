@@ -25,7 +25,7 @@ type readTransformed struct {
 
 func (r *readTransformed) kv(kv KeyValue) KeyValue {
 	if v, err := r.transform(kv.Value); err == nil {
-		kv.Value = v
+		kv.Value, kv.RVAt = v, 0
 	}
 	return kv
 }

@@ -27,22 +27,125 @@ func ParseResourceVersion(rv string) (int64, error) {
 // ErrNoMetadata is returned for a stored value that is not a JSON object with a metadata object.
 var ErrNoMetadata = errors.New("stored value has no metadata object")
 
-// WithResourceVersion returns value with "resourceVersion":"<rv>" as the first member of its
-// top-level metadata object. value must not already carry a resourceVersion there. It appends to dst
-// (which may be nil) and returns the result, so callers can reuse buffers.
+// WithResourceVersion returns value with "resourceVersion":"<rv>" in its top-level metadata object
+// where kube's encoders put it, so that responses match kube's byte for byte: after name,
+// generateName, namespace, selfLink and uid in a built-in kind's ObjectMeta order, and in key order in
+// a custom resource's (unstructured JSON sorts keys). Which order an object is in is told from its
+// first metadata key: typed ObjectMeta starts with one of those five, sorted keys never do (stored
+// objects always have a creationTimestamp). value must not already carry a resourceVersion there. It
+// appends to dst (which may be nil) and returns the result, so callers can reuse buffers. Only the
+// keys before the insertion point are scanned, without decoding or allocating; AppendWithResourceVersion
+// skips even that for values whose place the watch cache found once.
 func WithResourceVersion(dst, value []byte, rv int64) ([]byte, error) {
+	at, last, err := ResourceVersionPlace(value)
+	if err != nil {
+		return dst, err
+	}
+	return spliceResourceVersion(dst, value, rv, at, last), nil
+}
+
+// AppendWithResourceVersion is WithResourceVersion for a stored object, using the place recorded in
+// kv (RVAt) when there is one.
+func AppendWithResourceVersion(dst []byte, kv KeyValue) ([]byte, error) {
+	if kv.RVAt > 0 {
+		return spliceResourceVersion(dst, kv.Value, kv.ModRevision, int(kv.RVAt), kv.RVLast), nil
+	}
+	return WithResourceVersion(dst, kv.Value, kv.ModRevision)
+}
+
+// WithPlace returns kv with the place of its resourceVersion recorded (RVAt, RVLast), for values read
+// many times: the watch cache records it once per change. kv is returned as it is when its value has
+// no metadata object.
+func (kv KeyValue) WithPlace() KeyValue {
+	if at, last, err := ResourceVersionPlace(kv.Value); err == nil && at <= math.MaxInt32 {
+		kv.RVAt, kv.RVLast = int32(at), last
+	}
+	return kv
+}
+
+// ResourceVersionPlace returns where WithResourceVersion puts the resourceVersion member in value: the
+// offset of the member it goes before or, with last, the offset just after the last member, which it
+// follows.
+func ResourceVersionPlace(value []byte) (at int, last bool, err error) {
 	at, empty := metadataBody(value)
 	if at < 0 {
-		return dst, ErrNoMetadata
+		return 0, false, ErrNoMetadata
 	}
+	if empty {
+		return at, false, nil
+	}
+	if at, last = resourceVersionAt(value, at); at < 0 {
+		return 0, false, ErrNoMetadata
+	}
+	return at, last, nil
+}
+
+func spliceResourceVersion(dst, value []byte, rv int64, at int, last bool) []byte {
+	empty := !last && value[skipSpace(value, at)] == '}'
 	dst = append(dst, value[:at]...)
+	if last {
+		dst = append(dst, ',')
+	}
 	dst = append(dst, `"resourceVersion":"`...)
 	dst = strconv.AppendInt(dst, rv, 10)
 	dst = append(dst, '"')
-	if !empty {
+	if !empty && !last {
 		dst = append(dst, ',')
 	}
-	return append(dst, value[at:]...), nil
+	return append(dst, value[at:]...)
+}
+
+// resourceVersionAt returns where in the metadata object starting at body (just after its '{') the
+// resourceVersion member goes: the offset of the first member that comes after it, or, with last, the
+// offset just after the last member. -1 for malformed JSON.
+func resourceVersionAt(v []byte, body int) (at int, last bool) {
+	i := skipSpace(v, body)
+	sorted := true
+	for first := true; ; first = false {
+		if i >= len(v) || v[i] != '"' {
+			return -1, false
+		}
+		keyStart := i + 1
+		end := skipString(v, i)
+		if end < 0 {
+			return -1, false
+		}
+		key := string(v[keyStart : end-1])
+		if first {
+			sorted = !typedLeading(key)
+		}
+		if (sorted && key > "resourceVersion") || (!sorted && !typedLeading(key)) {
+			return i, false
+		}
+		i = skipSpace(v, end)
+		if i >= len(v) || v[i] != ':' {
+			return -1, false
+		}
+		if i = skipValue(v, skipSpace(v, i+1)); i < 0 {
+			return -1, false
+		}
+		after := i
+		i = skipSpace(v, i)
+		if i >= len(v) {
+			return -1, false
+		}
+		if v[i] == '}' {
+			return after, true
+		}
+		if v[i] != ',' {
+			return -1, false
+		}
+		i = skipSpace(v, i+1)
+	}
+}
+
+// typedLeading reports whether key comes before resourceVersion in ObjectMeta's field order.
+func typedLeading(key string) bool {
+	switch key {
+	case "name", "generateName", "namespace", "selfLink", "uid":
+		return true
+	}
+	return false
 }
 
 // metadataBody returns the offset just after the '{' that opens the top-level "metadata" object, and

@@ -67,6 +67,9 @@ func FuzzWithResourceVersion(f *testing.F) {
 			return
 		}
 		out, err := WithResourceVersion(nil, value, rv)
+		if placed, perr := AppendWithResourceVersion(nil, KeyValue{Value: value, ModRevision: rv}.WithPlace()); string(placed) != string(out) || (perr == nil) != (err == nil) {
+			t.Fatalf("the recorded place gives %q, %v; WithResourceVersion %q, %v", placed, perr, out, err)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrNoMetadata) {
 				t.Fatalf("WithResourceVersion(%q) failed with %v", value, err)

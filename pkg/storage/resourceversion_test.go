@@ -12,15 +12,26 @@ func TestWithResourceVersion(t *testing.T) {
 		name, in, want string
 		err            bool
 	}{
-		{name: "typed order", in: `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a"},"data":{"k":"v"}}`,
-			want: `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"42","name":"a"},"data":{"k":"v"}}`},
-		{name: "sorted keys with nested values before metadata",
-			in:   `{"apiVersion":"example.com/v1","items":[{"a":"}"},[1,2]],"kind":"Widget","metadata":{"name":"w"}}`,
-			want: `{"apiVersion":"example.com/v1","items":[{"a":"}"},[1,2]],"kind":"Widget","metadata":{"resourceVersion":"42","name":"w"}}`},
+		{name: "typed order: after name", in: `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a"},"data":{"k":"v"}}`,
+			want: `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","resourceVersion":"42"},"data":{"k":"v"}}`},
+		{name: "typed order: after uid, before creationTimestamp",
+			in:   `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"d","uid":"u","creationTimestamp":"t","labels":{"uid":"x"}}}`,
+			want: `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"d","uid":"u","resourceVersion":"42","creationTimestamp":"t","labels":{"uid":"x"}}}`},
+		{name: "typed order: generateName first", in: `{"metadata":{"generateName":"g-","name":"g-1","generation":2}}`,
+			want: `{"metadata":{"generateName":"g-","name":"g-1","resourceVersion":"42","generation":2}}`},
+		{name: "sorted keys: before uid, after everything that sorts first",
+			in:   `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"annotations":{"z":"}"},"creationTimestamp":"t","managedFields":[{"a":[1,{"b":"]"}]}],"name":"w","namespace":"d","uid":"u"},"spec":{}}`,
+			want: `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"annotations":{"z":"}"},"creationTimestamp":"t","managedFields":[{"a":[1,{"b":"]"}]}],"name":"w","namespace":"d","resourceVersion":"42","uid":"u"},"spec":{}}`},
+		{name: "sorted keys with nested values before metadata: last member",
+			in:   `{"apiVersion":"example.com/v1","items":[{"a":"}"},[1,2]],"kind":"Widget","metadata":{"creationTimestamp":"t","name":"w"}}`,
+			want: `{"apiVersion":"example.com/v1","items":[{"a":"}"},[1,2]],"kind":"Widget","metadata":{"creationTimestamp":"t","name":"w","resourceVersion":"42"}}`},
 		{name: "empty metadata", in: `{"metadata":{}}`, want: `{"metadata":{"resourceVersion":"42"}}`},
 		{name: "whitespace", in: " {\n \"a\" : 1 ,\n \"metadata\" : { } }", want: " {\n \"a\" : 1 ,\n \"metadata\" : {\"resourceVersion\":\"42\" } }"},
 		{name: "escaped quotes in strings", in: `{"a":"x\"metadata\":{","metadata":{"name":"n"}}`,
-			want: `{"a":"x\"metadata\":{","metadata":{"resourceVersion":"42","name":"n"}}`},
+			want: `{"a":"x\"metadata\":{","metadata":{"name":"n","resourceVersion":"42"}}`},
+		{name: "whitespace between members", in: `{"metadata": { "name" : "n" , "creationTimestamp" : "t" } }`,
+			want: `{"metadata": { "name" : "n" , "resourceVersion":"42","creationTimestamp" : "t" } }`},
+		{name: "truncated metadata", in: `{"metadata":{"name":"n"`, err: true},
 		{name: "nested metadata is not top-level", in: `{"spec":{"metadata":{}}}`, err: true},
 		{name: "metadata not an object", in: `{"metadata":null}`, err: true},
 		{name: "not an object", in: `[1]`, err: true},
@@ -40,6 +51,14 @@ func TestWithResourceVersion(t *testing.T) {
 			}
 			if !json.Valid(got) {
 				t.Errorf("result is not valid JSON: %s", got)
+			}
+			// The place recorded once gives the same bytes.
+			kv := KeyValue{Value: []byte(tt.in), ModRevision: 42}.WithPlace()
+			if kv.RVAt == 0 {
+				t.Fatal("WithPlace recorded no place")
+			}
+			if again, err := AppendWithResourceVersion(nil, kv); err != nil || string(again) != tt.want {
+				t.Errorf("with the recorded place: got %s, %v", again, err)
 			}
 		})
 	}

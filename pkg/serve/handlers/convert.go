@@ -94,7 +94,7 @@ func (s *scope) readableItems(items []storage.KeyValue) ([]storage.KeyValue, err
 		if err != nil {
 			return nil, apierrors.NewInternalError(fmt.Errorf("encoding a converted %s: %w", s.res.Kind, err))
 		}
-		out[i].Value = value
+		out[i].Value, out[i].RVAt = value, 0 // a new value: its resourceVersion place is found anew
 	}
 	return out, nil
 }

@@ -175,7 +175,7 @@ func (s *scope) writeList(buf *bytes.Buffer, res *storage.ListResult) error {
 		}
 		buf.Grow(len(kv.Value) + 32)
 		// Spliced straight into the buffer's spare capacity: no copy of the object but the one into buf.
-		item, err := storage.WithResourceVersion(buf.AvailableBuffer(), kv.Value, kv.ModRevision)
+		item, err := storage.AppendWithResourceVersion(buf.AvailableBuffer(), kv)
 		if err != nil {
 			return err
 		}

@@ -69,7 +69,7 @@ func (s *scope) decodeStored(kv storage.KeyValue) (runtime.Object, error) {
 // respond is the body that answers with a stored object (a read, or a successful write): the stored
 // bytes with their resourceVersion.
 func respond(kv storage.KeyValue) ([]byte, error) {
-	return storage.WithResourceVersion(nil, kv.Value, kv.ModRevision)
+	return storage.AppendWithResourceVersion(nil, kv)
 }
 
 // parseResourceVersion reads the resourceVersion a client sent with an object; "" is 0.

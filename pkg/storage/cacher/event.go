@@ -114,6 +114,9 @@ type version struct {
 }
 
 func newVersion(kv storage.KeyValue) *version {
+	// Where resourceVersion goes is found once per change: every LIST and GET of the version splices
+	// it there without scanning the object's metadata again (storage.AppendWithResourceVersion).
+	kv = kv.WithPlace()
 	v := &version{kv: kv}
 	v.obj.value, v.obj.rev = kv.Value, kv.ModRevision
 	return v

@@ -17,15 +17,15 @@ func TestEventEncodings(t *testing.T) {
 		err   error
 	}{
 		{"added", `{"kind":"ConfigMap","metadata":{"name":"a"}}`, (*version).addedEvent,
-			`{"kind":"ConfigMap","metadata":{"resourceVersion":"7","name":"a"}}`,
-			`{"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"resourceVersion":"7","name":"a"}}}` + "\n", nil},
+			`{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"7"}}`,
+			`{"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"7"}}}` + "\n", nil},
 		{"modified, empty metadata", `{"metadata":{}}`, (*version).modifiedEvent,
 			`{"metadata":{"resourceVersion":"7"}}`,
 			`{"type":"MODIFIED","object":{"metadata":{"resourceVersion":"7"}}}` + "\n", nil},
 		{"deleted at the delete's revision", `{"metadata":{"name":"a"}}`,
 			func(v *version) *Event { return newChange(9, v.kv.Key, nil, v).deletedEvent() },
-			`{"metadata":{"resourceVersion":"9","name":"a"}}`,
-			`{"type":"DELETED","object":{"metadata":{"resourceVersion":"9","name":"a"}}}` + "\n", nil},
+			`{"metadata":{"name":"a","resourceVersion":"9"}}`,
+			`{"type":"DELETED","object":{"metadata":{"name":"a","resourceVersion":"9"}}}` + "\n", nil},
 		{"no metadata", `{"kind":"ConfigMap"}`, (*version).addedEvent, "", "", storage.ErrNoMetadata},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -95,7 +95,7 @@ func (s *Store) decodeWith(ctx context.Context, t value.Transformer, kv *mvccpb.
 	if err != nil {
 		return storage.KeyValue{}, false, &transformError{err: err}
 	}
-	out.Value = data
+	out.Value, out.RVAt = data, 0
 	return out, stale, nil
 }
 

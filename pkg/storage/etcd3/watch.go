@@ -210,6 +210,6 @@ func (w *watch) decode(t value.Transformer, event *storage.Event, ev *clientv3.E
 	if err != nil {
 		return err
 	}
-	event.Object.Value = decoded.Value
+	event.Object.Value, event.Object.RVAt = decoded.Value, 0
 	return nil
 }
