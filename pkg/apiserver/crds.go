@@ -9,9 +9,11 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,9 +46,11 @@ type crdController struct {
 	bootstrap []routes.CRD
 	log       *slog.Logger
 
-	// synced is closed after the first sync that follows the first list, so that /readyz turns
-	// green with every stored CRD served.
+	// synced closes, and is replaced, after every sync that follows the first list: waitServed
+	// checks again then, so that /readyz turns green with every stored CRD served.
+	syncMu sync.Mutex
 	synced chan struct{}
+	syncs  int
 
 	// Owned by run's goroutine.
 	objs   map[string]*apiextensionsv1.CustomResourceDefinition // by storage key
@@ -60,7 +64,7 @@ type crdController struct {
 	cachesMu sync.Mutex
 	caches   map[schema.GroupResource]*cacher.Cacher // the served CRDs' watch caches, for metrics
 
-	statuses  chan statusWrite
+	statuses  chan *apiextensionsv1.CustomResourceDefinition
 	writingMu sync.Mutex
 	writing   map[string]bool // name@resourceVersion of the statuses being written
 }
@@ -82,7 +86,7 @@ func newCRDController(server *serve.Server, builtin *routes.API, h *handlers.API
 		bootstrap: bootstrap, log: log.With("component", "crd-controller"), synced: make(chan struct{}),
 		objs: map[string]*apiextensionsv1.CustomResourceDefinition{}, served: map[string]*servedCRD{},
 		cleaning: map[string]bool{}, wake: make(chan struct{}, 1),
-		statuses: make(chan statusWrite, statusWriters), writing: map[string]bool{}}
+		statuses: make(chan *apiextensionsv1.CustomResourceDefinition, statusWriters), writing: map[string]bool{}}
 }
 
 // crdPrefix is where CRDs are stored.
@@ -144,11 +148,11 @@ func (c *crdController) run(ctx context.Context) {
 			continue
 		}
 		c.sync(ctx)
-		select {
-		case <-c.synced:
-		default:
-			close(c.synced)
-		}
+		c.syncMu.Lock()
+		close(c.synced)
+		c.synced = make(chan struct{})
+		c.syncs++
+		c.syncMu.Unlock()
 	}
 }
 
@@ -185,7 +189,7 @@ func (c *crdController) sync(ctx context.Context) {
 		if d := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); d != 0 {
 			return d
 		}
-		return compareStrings(a.Name, b.Name)
+		return strings.Compare(a.Name, b.Name)
 	})
 	var changed []*apiextensionsv1.CustomResourceDefinition
 	for i, crd := range crds {
@@ -220,11 +224,6 @@ func (c *crdController) sync(ctx context.Context) {
 // fsyncs, so a burst of new CRDs is Established in a few commits rather than one after another.
 const statusWriters = 16
 
-// statusWrite is one status sync decided, for the CRD as it was at resourceVersion.
-type statusWrite struct {
-	crd *apiextensionsv1.CustomResourceDefinition
-}
-
 // storeStatuses hands the statuses sync decided to the writers, so that the next batch of CRDs is
 // served while these are stored. A status already being written from the same resourceVersion is
 // not written twice.
@@ -239,7 +238,7 @@ func (c *crdController) storeStatuses(ctx context.Context, crds []*apiextensions
 			continue
 		}
 		select {
-		case c.statuses <- statusWrite{crd: crd}:
+		case c.statuses <- crd:
 		case <-ctx.Done():
 			return
 		}
@@ -252,14 +251,14 @@ func (c *crdController) writeStatuses(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case w := <-c.statuses:
-			_, err := c.client.CustomResourceDefinitions().UpdateStatus(ctx, w.crd, metav1.UpdateOptions{})
+		case crd := <-c.statuses:
+			_, err := c.client.CustomResourceDefinitions().UpdateStatus(ctx, crd, metav1.UpdateOptions{})
 			if err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) && ctx.Err() == nil {
 				// A conflict or a delete comes back through the watch, and so does the next try.
-				c.log.Warn("storing a CRD's status failed", "crd", w.crd.Name, "err", err)
+				c.log.Warn("storing a CRD's status failed", "crd", crd.Name, "err", err)
 			}
 			c.writingMu.Lock()
-			delete(c.writing, w.crd.Name+"@"+w.crd.ResourceVersion)
+			delete(c.writing, crd.Name+"@"+crd.ResourceVersion)
 			c.writingMu.Unlock()
 		}
 	}
@@ -268,38 +267,9 @@ func (c *crdController) writeStatuses(ctx context.Context) {
 // needsNaming reports whether kube's naming controller would look at crd: its names are not all
 // accepted yet, or its conditions were never set.
 func needsNaming(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	n, a := crd.Spec.Names, crd.Status.AcceptedNames
-	same := n.Plural == a.Plural && n.Singular == a.Singular && n.Kind == a.Kind && n.ListKind == a.ListKind &&
-		slices.Equal(n.ShortNames, a.ShortNames) && slices.Equal(n.Categories, a.Categories)
-	return !same || !hasCondition(crd, apiextensionsv1.NamesAccepted) || !hasCondition(crd, apiextensionsv1.Established)
-}
-
-func hasCondition(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == t {
-			return true
-		}
-	}
-	return false
-}
-
-func conditionTrue(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == t {
-			return c.Status == apiextensionsv1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return !crdnames.NamesEqual(crd.Spec.Names, crd.Status.AcceptedNames) ||
+		apiextensionshelpers.FindCRDCondition(crd, apiextensionsv1.NamesAccepted) == nil ||
+		apiextensionshelpers.FindCRDCondition(crd, apiextensionsv1.Established) == nil
 }
 
 // serve makes the CRDs whose names are accepted what the server serves, reusing the handlers and
@@ -307,7 +277,7 @@ func compareStrings(a, b string) int {
 func (c *crdController) serve(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition) {
 	var accepted []*apiextensionsv1.CustomResourceDefinition
 	for _, crd := range crds {
-		if conditionTrue(crd, apiextensionsv1.NamesAccepted) || conditionTrue(crd, apiextensionsv1.Established) {
+		if apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.NamesAccepted) || apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
 			accepted = append(accepted, crd)
 		}
 	}
@@ -401,7 +371,7 @@ func (c *crdController) served1(ctx context.Context, in *apiextensionsv1.CustomR
 		return nil, err
 	}
 	key := string(in.UID) + "/" + strconv.FormatInt(in.Generation, 10) + "/" + string(names)
-	terminating := in.DeletionTimestamp != nil || conditionTrue(in, apiextensionsv1.Terminating)
+	terminating := in.DeletionTimestamp != nil || apiextensionshelpers.IsCRDConditionTrue(in, apiextensionsv1.Terminating)
 	old := c.served[in.Name]
 	if old != nil && old.key == key && old.terminating == terminating {
 		return old, nil
@@ -654,24 +624,32 @@ func addCRDHooks(s *serve.Server, cfg *serve.Config, rest *handlers.API, caches 
 
 // waitServed returns once the controller has served what it first listed, and every bootstrap CRD.
 func (c *crdController) waitServed(ctx context.Context) error {
-	select {
-	case <-c.synced:
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for the stored CRDs to be served: %w", ctx.Err())
-	}
-	for _, def := range c.bootstrap {
-		for {
-			if _, ok := c.server.API().Resource(def.Definition.Spec.Group, servedVersion(def.Definition), def.Definition.Spec.Names.Plural); ok {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("waiting for CRD %s to be served: %w", def.Definition.Name, ctx.Err())
-			case <-time.After(10 * time.Millisecond):
-			}
+	for {
+		// The first sync after the first list serves every stored CRD; the bootstrap ones may take
+		// another, once their create comes back through the watch.
+		c.syncMu.Lock()
+		done, next := c.syncs > 0 && c.servesBootstrap(), c.synced
+		c.syncMu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the stored CRDs to be served: %w", ctx.Err())
 		}
 	}
-	return nil
+}
+
+// servesBootstrap reports whether the server serves every --api-config CRD.
+func (c *crdController) servesBootstrap() bool {
+	api := c.server.API()
+	for _, def := range c.bootstrap {
+		if _, ok := api.Resource(def.Definition.Spec.Group, servedVersion(def.Definition), def.Definition.Spec.Names.Plural); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func servedVersion(crd *apiextensionsv1.CustomResourceDefinition) string {

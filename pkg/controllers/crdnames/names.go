@@ -119,39 +119,24 @@ func Compute(crd *apiextensionsv1.CustomResourceDefinition, taken Taken) Status 
 // Apply sets st on crd and reports whether anything changed. Conditions keep their
 // lastTransitionTime unless their status changes, as kube's SetCRDCondition does.
 func Apply(crd *apiextensionsv1.CustomResourceDefinition, st Status) bool {
-	before := crd.Status.DeepCopy()
+	changed := !NamesEqual(crd.Status.AcceptedNames, st.AcceptedNames)
 	crd.Status.AcceptedNames = st.AcceptedNames
-	setCondition(crd, st.NamesAccepted)
-	setCondition(crd, st.Established)
-	return !apiextensionshelpers.IsCRDConditionEquivalent(
-		apiextensionshelpers.FindCRDCondition(crd, apiextensionsv1.NamesAccepted), findIn(before, apiextensionsv1.NamesAccepted)) ||
-		!apiextensionshelpers.IsCRDConditionEquivalent(
-			apiextensionshelpers.FindCRDCondition(crd, apiextensionsv1.Established), findIn(before, apiextensionsv1.Established)) ||
-		!namesEqual(before.AcceptedNames, crd.Status.AcceptedNames)
+	changed = SetCondition(crd, st.NamesAccepted) || changed
+	return SetCondition(crd, st.Established) || changed
 }
 
-// SetCondition sets c on crd unless an equivalent condition is there, keeping its time.
-func SetCondition(crd *apiextensionsv1.CustomResourceDefinition, c apiextensionsv1.CustomResourceDefinitionCondition) {
-	setCondition(crd, c)
-}
-
-func setCondition(crd *apiextensionsv1.CustomResourceDefinition, c apiextensionsv1.CustomResourceDefinitionCondition) {
+// SetCondition sets c on crd unless an equivalent condition is there, keeping its time, and reports
+// whether it changed anything.
+func SetCondition(crd *apiextensionsv1.CustomResourceDefinition, c apiextensionsv1.CustomResourceDefinitionCondition) bool {
 	if old := apiextensionshelpers.FindCRDCondition(crd, c.Type); old != nil && apiextensionshelpers.IsCRDConditionEquivalent(old, &c) {
-		return
+		return false
 	}
 	apiextensionshelpers.SetCRDCondition(crd, c)
+	return true
 }
 
-func findIn(st *apiextensionsv1.CustomResourceDefinitionStatus, t apiextensionsv1.CustomResourceDefinitionConditionType) *apiextensionsv1.CustomResourceDefinitionCondition {
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == t {
-			return &st.Conditions[i]
-		}
-	}
-	return nil
-}
-
-func namesEqual(a, b apiextensionsv1.CustomResourceDefinitionNames) bool {
+// NamesEqual reports whether two sets of names are the same.
+func NamesEqual(a, b apiextensionsv1.CustomResourceDefinitionNames) bool {
 	return a.Plural == b.Plural && a.Singular == b.Singular && a.Kind == b.Kind && a.ListKind == b.ListKind &&
 		slices.Equal(a.ShortNames, b.ShortNames) && slices.Equal(a.Categories, b.Categories)
 }
