@@ -32,9 +32,17 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require github.com/go-jose/go-jose/v4 v4.1.9
+require (
+	github.com/go-jose/go-jose/v4 v4.1.9
+	k8s.io/kube-aggregator v0.37.2
+	k8s.io/streaming v0.37.2
+)
 
-require sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.36.0 // indirect
+require (
+	github.com/moby/spdystream v0.5.1 // indirect
+	github.com/mxk/go-flowrate v0.0.0-20140419014527-cca7078d478f // indirect
+	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.36.0 // indirect
+)
 
 require (
 	cel.dev/expr v0.25.2 // indirect
@@ -45,7 +53,7 @@ require (
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.69.0 // indirect
 	golang.org/x/exp v0.0.0-20260410095643-746e56fc9e2f // indirect
 	k8s.io/apiserver v0.37.2
-	k8s.io/component-base v0.37.2 // indirect
+	k8s.io/component-base v0.37.2
 	k8s.io/kms v0.37.2 // indirect
 )
 

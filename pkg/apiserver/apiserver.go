@@ -79,11 +79,15 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if rbacServed {
 		escalation = &rbac.Escalation{Policy: policy, Authorizer: cfg.Authorization}
 	}
+	stores, err := withServiceAllocation(o, caches.byResource, st.store, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
 	rest, err := handlers.New(handlers.Config{
 		API:               cfg.API,
 		Registry:          reg,
 		Store:             st.store,
-		Stores:            caches.byResource,
+		Stores:            stores,
 		Logger:            cfg.Logger,
 		EventTTL:          o.Generic.EventTTL,
 		MinRequestTimeout: cfg.MinRequestTimeout,
@@ -148,6 +152,19 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		return nil, err
 	}
 	if err := addCRDHooks(s, cfg, rest, caches, st.store, crds, &bg); err != nil {
+		return nil, err
+	}
+	cl, err := newClients(s, caches, &bg)
+	if err != nil {
+		return nil, err
+	}
+	if err := addAdmission(s, cfg, rest, cl, caches); err != nil {
+		return nil, err
+	}
+	if err := addAggregation(s, cfg, o, cl, &bg); err != nil {
+		return nil, err
+	}
+	if err := addAPIServiceHooks(s, cfg, o, cl, &bg); err != nil {
 		return nil, err
 	}
 	return s.PrepareRun(), nil

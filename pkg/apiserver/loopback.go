@@ -1,9 +1,10 @@
 package apiserver
 
 import (
-	"bytes"
+	"context"
 	"io"
 	"net/http"
+	"sync"
 
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	rbacv1client "k8s.io/client-go/kubernetes/typed/rbac/v1"
@@ -18,20 +19,28 @@ import (
 // member of system:masters.
 var loopbackUser = request.User{Name: "system:apiserver", Groups: []string{request.GroupMasters, request.GroupAuthenticated}}
 
-// loopback serves a client's requests in-process through the resource handlers, as loopbackUser,
-// without a listener or the filters: the hooks and controllers write through the same rules
-// (defaults, validation, managedFields) as every client. It serves single requests, not watches.
+// loopback serves a client's requests in-process, as loopbackUser, without a listener or the
+// filters: the hooks and controllers write through the same rules (defaults, validation,
+// managedFields) as every client. Responses stream, so watches (and client-go informers) work.
 type loopback struct {
-	matcher   *routes.Matcher
-	resources serve.ResourceHandler
+	handler http.Handler
 }
 
+// newLoopback serves the resource routes of api alone: the hooks that start before the server's
+// live API is of use (bootstrap RBAC, service accounts, CRDs) need nothing else.
 func newLoopback(api *routes.API, resources serve.ResourceHandler) (*loopback, error) {
 	m, err := routes.NewMatcher(routes.Install(api, routes.InstallOptions{}))
 	if err != nil {
 		return nil, err
 	}
-	return &loopback{matcher: m, resources: resources}, nil
+	return &loopback{handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		match := m.Match(r.Method, r.URL.Path)
+		if match.Route == nil || match.Route.Endpoint != "" {
+			serve.NotFound(w, r)
+			return
+		}
+		resources.ServeResource(w, r, match.Route, match.Params)
+	})}, nil
 }
 
 // config is a client configuration that sends every request to the loopback.
@@ -40,9 +49,10 @@ func (l *loopback) config() *rest.Config {
 		ContentConfig: rest.ContentConfig{ContentType: "application/json"}, UserAgent: "apictl-loopback", QPS: -1}
 }
 
-// The loopback hands out clients of single groups, never client-go's whole Clientset: importing that
-// links in every group's typed client, and building one touches their code at every start (+5 MiB of
-// resident memory at idle, measured against a binary with only the typed clients below).
+// The loopback hands out clients of single groups where it can, not client-go's whole Clientset:
+// importing that links in every group's typed client, and building one touches their code at every
+// start (+5 MiB of resident memory at idle, measured against a binary with only the typed clients
+// below). kube's admission plugins need the Clientset; clients.go builds it for them alone.
 
 // rbacClient is a typed rbac.authorization.k8s.io/v1 client over the loopback.
 func (l *loopback) rbacClient() (*rbacv1client.RbacV1Client, error) {
@@ -54,43 +64,87 @@ func (l *loopback) coreClient() (*corev1client.CoreV1Client, error) {
 	return corev1client.NewForConfig(l.config())
 }
 
-// RoundTrip answers req from the handlers.
+// RoundTrip serves req in a goroutine and answers as soon as the handler has written its header;
+// the body streams through a pipe until the handler returns. Closing the body cancels the
+// request's context, which ends a watch.
 func (l *loopback) RoundTrip(req *http.Request) (*http.Response, error) {
-	rec := &recorder{header: http.Header{}, code: http.StatusOK}
-	m := l.matcher.Match(req.Method, req.URL.Path)
-	if m.Route == nil || m.Route.Endpoint != "" {
-		serve.NotFound(rec, req)
-	} else {
-		u := loopbackUser
-		ctx := request.WithUser(req.Context(), &u)
-		ctx = request.WithRequestInfo(ctx, request.NewRequestInfo(req))
-		l.resources.ServeResource(rec, req.WithContext(ctx), m.Route, m.Params)
+	ctx, cancel := context.WithCancel(req.Context())
+	u := loopbackUser
+	ctx = request.WithUser(ctx, &u)
+	r := req.WithContext(ctx)
+	ctx = request.WithRequestInfo(ctx, request.NewRequestInfo(r))
+	r = r.WithContext(ctx)
+	pr, pw := io.Pipe()
+	w := &streamWriter{header: http.Header{}, code: http.StatusOK, started: make(chan struct{}), body: pw}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			w.start()
+			pw.Close()
+		}()
+		l.handler.ServeHTTP(w, r)
+	}()
+	select {
+	case <-w.started:
+	case <-req.Context().Done():
+		cancel()
+		pr.Close()
+		<-done
+		return nil, req.Context().Err()
 	}
-	if req.Body != nil {
-		req.Body.Close()
-	}
-	return &http.Response{StatusCode: rec.code, Status: http.StatusText(rec.code), Header: rec.header,
-		Body: io.NopCloser(&rec.body), ContentLength: int64(rec.body.Len()), Request: req,
+	return &http.Response{StatusCode: w.code, Status: http.StatusText(w.code), Header: w.sent,
+		Body: &streamBody{PipeReader: pr, cancel: cancel}, ContentLength: -1, Request: req,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}, nil
 }
 
-// recorder is the response of one loopback request.
-type recorder struct {
-	header      http.Header
-	code        int
-	wroteHeader bool
-	body        bytes.Buffer
+// streamWriter is the handler's side of one loopback response. The header is frozen when the
+// handler first writes (or returns); the client reads the body through the pipe.
+type streamWriter struct {
+	header  http.Header
+	sent    http.Header // the header as the handler first wrote it, what the client sees
+	code    int
+	once    sync.Once
+	started chan struct{}
+	body    *io.PipeWriter
 }
 
-func (r *recorder) Header() http.Header { return r.header }
+func (w *streamWriter) Header() http.Header { return w.header }
 
-func (r *recorder) WriteHeader(code int) {
-	if !r.wroteHeader {
-		r.code, r.wroteHeader = code, true
+func (w *streamWriter) start() {
+	w.once.Do(func() {
+		w.sent = w.header.Clone()
+		close(w.started)
+	})
+}
+
+func (w *streamWriter) WriteHeader(code int) {
+	select {
+	case <-w.started:
+	default:
+		w.code = code
+		w.start()
 	}
 }
 
-func (r *recorder) Write(p []byte) (int, error) {
-	r.WriteHeader(http.StatusOK)
-	return r.body.Write(p)
+func (w *streamWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(p)
+}
+
+// Flush is a no-op: the pipe hands every write to the reader as it is made.
+func (w *streamWriter) Flush() {}
+
+// streamBody ends the request when the client closes the body.
+type streamBody struct {
+	*io.PipeReader
+	cancel context.CancelFunc
+}
+
+func (b *streamBody) Close() error {
+	b.cancel()
+	return b.PipeReader.Close()
 }

@@ -7,8 +7,10 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/apictl/apictl/pkg/controllers/clusterroleaggregation"
+	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/serve/auth"
 	"github.com/apictl/apictl/pkg/serve/auth/rbac"
@@ -83,6 +85,15 @@ func addRBACHooks(s *serve.Server, cfg *serve.Config, resources serve.ResourceHa
 	if err != nil {
 		return fmt.Errorf("building the loopback client: %w", err)
 	}
+	// kube's Roles in kube-system need the namespaces API, to create kube-system if it is missing.
+	var namespaces corev1client.NamespaceInterface
+	if _, ok := cfg.API.Resource(routes.GroupCore, "v1", "namespaces"); ok {
+		core, err := lb.coreClient()
+		if err != nil {
+			return fmt.Errorf("building the loopback client: %w", err)
+		}
+		namespaces = core.Namespaces()
+	}
 	return s.AddPostStartHook("rbac/bootstrap-roles", func(ctx context.Context) error {
 		bg.goRun(func() { policy.Run(ctx, stores, cfg.Logger.With("component", "rbac-policy")) })
 		aggregation := clusterroleaggregation.New(policy, cs, cfg.Logger)
@@ -93,6 +104,9 @@ func addRBACHooks(s *serve.Server, cfg *serve.Config, resources serve.ResourceHa
 			case <-ctx.Done():
 			}
 		})
+		if namespaces != nil {
+			bg.goRun(func() { bootstrapNamespacePolicy(ctx, cs, namespaces, cfg.Logger) })
+		}
 		return bootstrapRBAC(ctx, cs, policy, cfg.Logger)
 	})
 }

@@ -173,10 +173,10 @@ func (o *RequestHeaderOptions) unset() bool {
 		len(o.GroupHeaders) == 0 && len(o.ExtraHeaderPrefixes) == 0
 }
 
-// effective returns the settings to serve with: the user's, or, when apictl bootstrapped its PKI and
+// Effective returns the settings to serve with: the user's, or, when apictl bootstrapped its PKI and
 // the user gave none, kubeadm's: the bootstrap front-proxy CA, allowed name front-proxy-client and
-// the X-Remote-* headers.
-func (o *RequestHeaderOptions) effective() RequestHeaderOptions {
+// the X-Remote-* headers. The extension-apiserver-authentication ConfigMap publishes them.
+func (o *RequestHeaderOptions) Effective() RequestHeaderOptions {
 	if !o.unset() || o.bootstrapCertDir == "" {
 		return *o
 	}
@@ -193,7 +193,7 @@ func (o *RequestHeaderOptions) effective() RequestHeaderOptions {
 // puts the CA bundle on the secure port, which then asks for client certificates and reloads the file.
 // AuthenticationOptions.ApplyTo calls it, to place the authenticator first in the union, as kube does.
 func (o *RequestHeaderOptions) authenticator(_ context.Context, cfg *serve.Config) (auth.Authenticator, error) {
-	e := o.effective()
+	e := o.Effective()
 	if e.ClientCAFile == "" || cfg.SecureServing == nil {
 		return nil, nil
 	}

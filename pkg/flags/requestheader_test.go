@@ -146,7 +146,7 @@ func TestRequestHeaderBootstrapDefaults(t *testing.T) {
 			if err := o.Complete(); err != nil {
 				t.Fatal(err)
 			}
-			e := o.Authentication.RequestHeader.effective()
+			e := o.Authentication.RequestHeader.Effective()
 			if want := tt.wantCA(o.SecureServing.CertDir); e.ClientCAFile != want || !slices.Equal(e.AllowedNames, tt.names) {
 				t.Fatalf("CA %q, allowed names %v; want %q, %v", e.ClientCAFile, e.AllowedNames, want, tt.names)
 			}

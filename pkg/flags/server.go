@@ -33,6 +33,7 @@ type ServerOptions struct {
 	Authorization   *AuthorizationOptions
 	APIEnablement   *APIEnablementOptions
 	Logs            *LogsOptions
+	Services        *ServicesOptions
 
 	// ConfigFile is a YAML file whose keys are flag names; flags and the environment override it.
 	ConfigFile string
@@ -57,6 +58,7 @@ func NewServerOptions() *ServerOptions {
 		Authorization:   NewAuthorizationOptions(),
 		APIEnablement:   NewAPIEnablementOptions(),
 		Logs:            NewLogsOptions(),
+		Services:        NewServicesOptions(),
 	}
 }
 
@@ -80,6 +82,7 @@ func (o *ServerOptions) sections() []struct {
 		{SectionAuthorization, o.Authorization},
 		{SectionAPIEnablement, o.APIEnablement},
 		{SectionLogs, o.Logs},
+		{SectionMisc, o.Services},
 	}
 }
 

@@ -105,6 +105,7 @@ func (tg *target) jsonPatch(own *ownership, current runtime.Object, req Request,
 	if err != nil {
 		return nil, err
 	}
+	tg.Default(obj) // as kube's decoder defaults the patched object
 	return own.track(current, obj, Manager(req.Options.FieldManager, req.UserAgent)), nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/apictl/apictl/pkg/registry"
 )
 
 // kind is the Go side of the objects one target reads and writes: a k8s.io/api type for built-in
@@ -50,9 +52,15 @@ func (k kind) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
 	return obj, nil
 }
 
-// Default implements runtime.ObjectDefaulter. Defaulting is the registry's job, which the handler
-// runs after the patch, as for every write.
-func (kind) Default(runtime.Object) {}
+// Default implements runtime.ObjectDefaulter: the registry's decoding defaults of built-in kinds,
+// which kube applies to a patched object before the field manager records it (and which the field
+// manager applies to the result of an apply). Custom resources are defaulted from their schema by
+// the handler.
+func (k kind) Default(obj runtime.Object) {
+	if k.typed() {
+		registry.SetDefaults(obj)
+	}
+}
 
 // Convert implements runtime.ObjectConvertor; the field manager only converts between versions.
 func (k kind) Convert(in, out, _ any) error {

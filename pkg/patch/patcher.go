@@ -111,7 +111,7 @@ func (p *Patcher) addResource(gv schema.GroupVersion, res *routes.Resource, conv
 		var reset []string
 		switch {
 		case gvk == parent && sub.Name == "status":
-			reset = []string{"spec"}
+			reset = statusResetFields(gv.Group)
 		case gvk == parent && sub.Name == "finalize":
 			reset = []string{"status"}
 		case gvk == parent:
@@ -125,6 +125,17 @@ func (p *Patcher) addResource(gv schema.GroupVersion, res *routes.Resource, conv
 		}
 	}
 	return nil
+}
+
+// statusResetFields are the top-level fields a write to /status cannot change. The status strategies
+// of APIServices and ValidatingAdmissionPolicies also keep the stored metadata, so nobody owns
+// metadata there either.
+func statusResetFields(group string) []string {
+	switch group {
+	case "apiregistration.k8s.io", "admissionregistration.k8s.io":
+		return []string{"spec", "metadata"}
+	}
+	return []string{"spec"}
 }
 
 func (p *Patcher) add(t Target, res *routes.Resource, k kind, reset []string, converter converters) error {

@@ -44,6 +44,7 @@ func (tg *target) strategicPatch(own *ownership, current runtime.Object, req Req
 	if err := tg.checkKind(obj); err != nil {
 		return nil, err
 	}
+	tg.Default(obj) // as kube's decoder defaults the patched object
 	return own.track(current, obj, Manager(req.Options.FieldManager, req.UserAgent)), nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
 // MaxDataSize is kube's limit on the data of a ConfigMap or Secret.
@@ -27,6 +29,14 @@ func builtinRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.Validat
 		// <plural>.<group>.
 		rules, err := newCRDRules()
 		return rules, rbacName, err == nil, err
+	}
+	if gvk == apiregistrationv1.SchemeGroupVersion.WithKind("APIService") {
+		// The name is checked as a path segment ("v1." is the core group's), then as <version>.<group>.
+		rules, err := newAPIServiceRules()
+		return rules, rbacName, err == nil, err
+	}
+	if rules, ok := admissionRegistrationRules(gvk); ok {
+		return rules, nil, true, nil
 	}
 	rules, nameFn, ok := coreRules(gvk)
 	return rules, nameFn, ok, nil
@@ -47,6 +57,13 @@ func coreRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.ValidateNa
 		return eventRules{}, nil, true
 	case coordinationv1.SchemeGroupVersion.WithKind("Lease"):
 		return leaseRules{}, nil, true
+	case corev1.SchemeGroupVersion.WithKind("Service"):
+		// kube 1.37 names services by DNS-1123 labels (RelaxedServiceNameValidation is GA).
+		return serviceRules{}, apivalidation.NameIsDNSLabel, true
+	case corev1.SchemeGroupVersion.WithKind("Endpoints"):
+		return endpointsRules{}, nil, true
+	case discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"):
+		return endpointSliceRules{}, nil, true
 	case rbacv1.SchemeGroupVersion.WithKind("Role"):
 		return roleRules{namespaced: true}, rbacName, true
 	case rbacv1.SchemeGroupVersion.WithKind("ClusterRole"):

@@ -244,7 +244,24 @@ func (s *Strategy) invalid(name string, errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return apierrors.NewInvalid(s.GVK.GroupKind(), name, errs)
+	return apierrors.NewInvalid(s.GVK.GroupKind(), name, uniqueErrors(errs))
+}
+
+// uniqueErrors drops repeats of an error: an update checks metadata generically and again in the
+// kind's own validation, and kube reports each problem once (a bad label of a
+// ValidatingWebhookConfiguration is one cause, as it is for a ConfigMap).
+func uniqueErrors(errs field.ErrorList) field.ErrorList {
+	out := make(field.ErrorList, 0, len(errs))
+	seen := map[string]bool{}
+	for _, e := range errs {
+		key := e.Error()
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, e)
+	}
+	return out
 }
 
 // rbacName allows what kube allows for RBAC objects: any valid path segment (system:controller:x).

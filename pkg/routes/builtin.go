@@ -20,23 +20,31 @@ const (
 	GroupCoordination   = "coordination.k8s.io"
 	GroupRBAC           = "rbac.authorization.k8s.io"
 	GroupAPIExtensions  = "apiextensions.k8s.io"
+	GroupDiscovery      = "discovery.k8s.io"
 )
 
 // Builtin returns the API apictl serves without any --api-config: a small generic control plane.
 // Verbs, short names, categories, scopes and printer columns are those kube-apiserver 1.32 reports
-// for these resources (none of them is in "all"; CRDs alone are in "api-extensions"). Groups follow
+// for these resources (services alone are in "all"; CRDs, APIServices and the admissionregistration.k8s.io resources in
+// "api-extensions"). Groups follow
 // kube's discovery order, by the priority kube gives each group and then by name: core, then authentication.k8s.io
 // and authorization.k8s.io (17700 and 17600, the review APIs, which are create-only), then
-// rbac.authorization.k8s.io (17000), apiextensions.k8s.io (16700) and coordination.k8s.io (16500).
+// rbac.authorization.k8s.io (17000), apiextensions.k8s.io (16700), coordination.k8s.io (16500) and
+// discovery.k8s.io (16200).
 // Every call returns a new value.
 func Builtin() *API {
 	return newAPI([]Group{
 		{Name: GroupCore, Versions: []Version{{Name: "v1", Resources: coreV1()}}},
+		// The aggregator's own group comes first, as kube-aggregator lists it before every delegate.
+		{Name: GroupAPIRegistration, Versions: []Version{{Name: "v1", Resources: apiregistrationV1()}}},
 		{Name: GroupAuthentication, Versions: []Version{{Name: "v1", Resources: authenticationV1()}}},
 		{Name: GroupAuthorization, Versions: []Version{{Name: "v1", Resources: authorizationV1()}}},
 		{Name: GroupRBAC, Versions: []Version{{Name: "v1", Resources: rbacV1()}}},
+		// admissionregistration.k8s.io shares 16700 with apiextensions.k8s.io and sorts first by name.
+		{Name: GroupAdmissionRegistration, Versions: []Version{{Name: "v1", Resources: admissionregistrationV1()}}},
 		{Name: GroupAPIExtensions, Versions: []Version{{Name: "v1", Resources: apiextensionsV1()}}},
 		{Name: GroupCoordination, Versions: []Version{{Name: "v1", Resources: coordinationV1()}}},
+		{Name: GroupDiscovery, Versions: []Version{{Name: "v1", Resources: discoveryV1()}}},
 	})
 }
 
@@ -48,6 +56,7 @@ func coreV1() []Resource {
 		builtin("", "v1", "configmaps", "configmap", "ConfigMap", true, StandardVerbs(), []string{"cm"},
 			reflect.TypeFor[corev1.ConfigMap](), reflect.TypeFor[corev1.ConfigMapList](),
 			nameColumn(), computedColumn("Data", cm["data"], 0), ageColumn()),
+		endpoints(),
 		builtin("", "v1", "events", "event", "Event", true, StandardVerbs(), []string{"ev"},
 			reflect.TypeFor[corev1.Event](), reflect.TypeFor[corev1.EventList](),
 			computedColumn("Last Seen", event["lastTimestamp"], 0),
@@ -65,6 +74,7 @@ func coreV1() []Resource {
 			reflect.TypeFor[corev1.Secret](), reflect.TypeFor[corev1.SecretList](),
 			nameColumn(), pathColumn("Type", secret["type"], 0, ".type"), computedColumn("Data", secret["data"], 0), ageColumn()),
 		serviceAccounts(),
+		services(),
 	}
 }
 

@@ -28,6 +28,10 @@ func TestBuiltinMatchesKube(t *testing.T) {
 			map[string][]string{"finalize": {"update"}, "status": {"get", "patch", "update"}}},
 		{"", "secrets", "Secret", true, all, nil, "S6u1pOWzb84=", nil},
 		{"", "serviceaccounts", "ServiceAccount", true, all, []string{"sa"}, "pbx9ZvyFpBE=", map[string][]string{"token": {"create"}}},
+		// kube-apiserver v1.37.2's GET /api/v1 and /apis/discovery.k8s.io/v1 (services/proxy left out).
+		{"", "services", "Service", true, all, []string{"svc"}, "0/CO1lhkEBI=", map[string][]string{"status": {"get", "patch", "update"}}},
+		{"", "endpoints", "Endpoints", true, all, []string{"ep"}, "fWeeMqaN/OA=", nil},
+		{"discovery.k8s.io", "endpointslices", "EndpointSlice", true, all, nil, "qgS0xkrxYAI=", nil},
 		{"coordination.k8s.io", "leases", "Lease", true, all, nil, "", nil},
 		{"rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", false, all, nil, "48tpQ8gZHFc=", nil},
 		{"rbac.authorization.k8s.io", "clusterroles", "ClusterRole", false, all, nil, "bYE5ZWDrJ44=", nil},
@@ -40,11 +44,23 @@ func TestBuiltinMatchesKube(t *testing.T) {
 		{"authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview", false, []string{"create"}, nil, "", nil},
 		{"authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview", false, []string{"create"}, nil, "", nil},
 		{"authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview", false, []string{"create"}, nil, "", nil},
+		// kube-apiserver v1.37.2's GET /apis/admissionregistration.k8s.io/v1 and /apis/apiregistration.k8s.io/v1.
+		{"admissionregistration.k8s.io", "mutatingadmissionpolicies", "MutatingAdmissionPolicy", false, all, nil, "mHCkTKpUTrE=", nil},
+		{"admissionregistration.k8s.io", "mutatingadmissionpolicybindings", "MutatingAdmissionPolicyBinding", false, all, nil, "ZKgZT1uTmZ0=", nil},
+		{"admissionregistration.k8s.io", "mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false, all, nil, "Sqi0GUgDaX0=", nil},
+		{"admissionregistration.k8s.io", "validatingadmissionpolicies", "ValidatingAdmissionPolicy", false, all, nil, "6OxvlMmQ6is=",
+			map[string][]string{"status": {"get", "patch", "update"}}},
+		{"admissionregistration.k8s.io", "validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", false, all, nil, "v9715VZqakg=", nil},
+		{"admissionregistration.k8s.io", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false, all, nil, "B0wHjQmsGNk=", nil},
+		{"apiregistration.k8s.io", "apiservices", "APIService", false, all, nil, "InPBPD7+PqM=", map[string][]string{"status": {"get", "patch", "update"}}},
 		// kube-apiserver v1.37.2's GET /apis/apiextensions.k8s.io/v1.
 		{"apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", false, all, []string{"crd", "crds"}, "jfWCUB31mvA=",
 			map[string][]string{"status": {"get", "patch", "update"}}},
 	}
-	categories := map[string][]string{"customresourcedefinitions": {"api-extensions"}}
+	categories := map[string][]string{"services": {"all"}, "customresourcedefinitions": {"api-extensions"}, "apiservices": {"api-extensions"},
+		"mutatingadmissionpolicies": {"api-extensions"}, "mutatingadmissionpolicybindings": {"api-extensions"},
+		"mutatingwebhookconfigurations": {"api-extensions"}, "validatingadmissionpolicies": {"api-extensions"},
+		"validatingadmissionpolicybindings": {"api-extensions"}, "validatingwebhookconfigurations": {"api-extensions"}}
 	api := Builtin()
 	count := 0
 	for _, g := range api.Groups() {
@@ -113,7 +129,8 @@ func TestBuiltinGroupOrder(t *testing.T) {
 	for _, g := range Builtin().Groups() {
 		names = append(names, g.Name)
 	}
-	want := []string{"", "authentication.k8s.io", "authorization.k8s.io", "rbac.authorization.k8s.io", "apiextensions.k8s.io", "coordination.k8s.io"}
+	want := []string{"", "apiregistration.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "rbac.authorization.k8s.io",
+		"admissionregistration.k8s.io", "apiextensions.k8s.io", "coordination.k8s.io", "discovery.k8s.io"}
 	if !slices.Equal(names, want) {
 		t.Errorf("groups %q, want kube's discovery order %q", names, want)
 	}

@@ -153,6 +153,9 @@ func TestKubectlAPIResources(t *testing.T) {
 		"namespaces":                "ns v1 false Namespace create,delete,get,list,patch,update,watch",
 		"secrets":                   "- v1 true Secret create,delete,deletecollection,get,list,patch,update,watch",
 		"serviceaccounts":           "sa v1 true ServiceAccount create,delete,deletecollection,get,list,patch,update,watch",
+		"services":                  "svc v1 true Service create,delete,deletecollection,get,list,patch,update,watch",
+		"endpoints":                 "ep v1 true Endpoints create,delete,deletecollection,get,list,patch,update,watch",
+		"endpointslices":            "- discovery.k8s.io/v1 true EndpointSlice create,delete,deletecollection,get,list,patch,update,watch",
 		"leases":                    "- coordination.k8s.io/v1 true Lease create,delete,deletecollection,get,list,patch,update,watch",
 		"clusterrolebindings":       "- rbac.authorization.k8s.io/v1 false ClusterRoleBinding create,delete,deletecollection,get,list,patch,update,watch",
 		"clusterroles":              "- rbac.authorization.k8s.io/v1 false ClusterRole create,delete,deletecollection,get,list,patch,update,watch",
@@ -166,8 +169,19 @@ func TestKubectlAPIResources(t *testing.T) {
 		"subjectaccessreviews":      "- authorization.k8s.io/v1 false SubjectAccessReview create",
 		"customresourcedefinitions": "crd,crds apiextensions.k8s.io/v1 false CustomResourceDefinition create,delete,deletecollection,get,list,patch,update,watch",
 	}
-	// Only CRDs are in a category (api-extensions), as in kube-apiserver v1.37.2's discovery.
-	categories := map[string]string{"customresourcedefinitions": "api-extensions"}
+	// The extension points' registration resources, all cluster-scoped and in api-extensions.
+	for kind, plural := range map[string]string{"MutatingAdmissionPolicy": "mutatingadmissionpolicies",
+		"MutatingAdmissionPolicyBinding": "mutatingadmissionpolicybindings", "MutatingWebhookConfiguration": "mutatingwebhookconfigurations",
+		"ValidatingAdmissionPolicy": "validatingadmissionpolicies", "ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings",
+		"ValidatingWebhookConfiguration": "validatingwebhookconfigurations"} {
+		want[plural] = "- admissionregistration.k8s.io/v1 false " + kind + " create,delete,deletecollection,get,list,patch,update,watch"
+	}
+	want["apiservices"] = "- apiregistration.k8s.io/v1 false APIService create,delete,deletecollection,get,list,patch,update,watch"
+	// Categories as in kube-apiserver v1.37.2's discovery.
+	categories := map[string]string{"services": "all", "customresourcedefinitions": "api-extensions", "apiservices": "api-extensions",
+		"mutatingadmissionpolicies": "api-extensions", "mutatingadmissionpolicybindings": "api-extensions",
+		"mutatingwebhookconfigurations": "api-extensions", "validatingadmissionpolicies": "api-extensions",
+		"validatingadmissionpolicybindings": "api-extensions", "validatingwebhookconfigurations": "api-extensions"}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	header := lines[0]
 	cols := []string{"NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND", "VERBS", "CATEGORIES"}

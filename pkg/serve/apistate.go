@@ -17,31 +17,55 @@ type apiState struct {
 	groups    map[string]bool // paths below /apis/<group> of these get a 404 Status
 	discovery *discoveryHandler
 	openAPI   *openAPIDocs
+	// remote is what other servers serve (nil: nothing), and remoteRoutes its index for the request
+	// path: the aggregator's proxy and the /apis/<group> of groups with remote versions.
+	remote       *Remote
+	remoteRoutes *remoteState
 }
 
 func (c *completedConfig) newAPIState(api *routes.API, prev *apiState) (*apiState, error) {
-	st := &apiState{
-		api:    api,
-		table:  routes.Install(api, routes.InstallOptions{Profiling: c.EnableProfiling}),
-		groups: map[string]bool{},
+	var remote *Remote
+	if prev != nil {
+		remote = prev.remote
 	}
-	var err error
-	if st.matcher, err = routes.NewMatcher(st.table); err != nil {
-		return nil, fmt.Errorf("building the route matcher: %w", err)
-	}
-	for _, r := range st.table.Routes {
-		if r.Group != "" {
-			st.groups[r.Group] = true
+	return c.newAPIStateWithRemote(api, remote, prev)
+}
+
+// newAPIStateWithRemote builds the state of api with remote merged in. The route table and matcher
+// of prev are reused when the API did not change (a change of the remote part alone).
+func (c *completedConfig) newAPIStateWithRemote(api *routes.API, remote *Remote, prev *apiState) (*apiState, error) {
+	st := &apiState{api: api, remote: remote}
+	if prev != nil && prev.api == api {
+		st.table, st.matcher, st.groups = prev.table, prev.matcher, prev.groups
+	} else {
+		st.table = routes.Install(api, routes.InstallOptions{Profiling: c.EnableProfiling})
+		st.groups = map[string]bool{}
+		var err error
+		if st.matcher, err = routes.NewMatcher(st.table); err != nil {
+			return nil, fmt.Errorf("building the route matcher: %w", err)
+		}
+		for _, r := range st.table.Routes {
+			if r.Group != "" {
+				st.groups[r.Group] = true
+			}
 		}
 	}
-	if st.discovery, err = newDiscoveryHandler(routes.NewDiscovery(api, routes.DiscoveryOptions{ServerAddress: c.ExternalAddress})); err != nil {
+	d := routes.NewDiscovery(api, routes.DiscoveryOptions{ServerAddress: c.ExternalAddress})
+	if remote != nil && len(remote.GroupVersions) > 0 {
+		var err error
+		if st.remoteRoutes, err = mergeRemote(d, remote); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if st.discovery, err = newDiscoveryHandler(d); err != nil {
 		return nil, err
 	}
 	var prevDocs *openAPIDocs
 	if prev != nil {
 		prevDocs = prev.openAPI
 	}
-	st.openAPI = newOpenAPIDocs(st.table, api, c.Version.GitVersion, prevDocs)
+	st.openAPI = newOpenAPIDocs(st.table, api, st.remoteRoutes.openAPI(), c.Version.GitVersion, prevDocs)
 	return st, nil
 }
 

@@ -34,6 +34,15 @@ type dispatcher struct {
 
 func (d *dispatcher) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := d.state.Load()
+	// The aggregator: a group version another server serves is proxied to it (after authentication
+	// and authorization, which the filters did). Nil without remote group versions, so that local
+	// requests pay one comparison.
+	if rs := st.remoteRoutes; rs != nil {
+		if h := rs.handler(r.URL.Path); h != nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+	}
 	m := st.matcher.Match(r.Method, r.URL.Path)
 	switch {
 	case m.Route == nil && m.PathFound:

@@ -42,6 +42,8 @@ type openAPIBytes struct {
 	index   []byte
 	v3      map[string][]byte
 	v3Hash  map[string]string
+	// v3Remote are the v3 keys that remote servers serve: their documents are proxied.
+	v3Remote map[string]*RemoteGroupVersion
 	// v3From is what each v3 document was built from, to tell whether a later state may reuse it.
 	v3From map[string]v3Source
 }
@@ -58,13 +60,13 @@ func (a v3Source) equal(b v3Source) bool {
 		slices.Equal(a.schemas, b.schemas)
 }
 
-func newOpenAPIDocs(t routes.Table, api *routes.API, version string, prev *openAPIDocs) *openAPIDocs {
+func newOpenAPIDocs(t routes.Table, api *routes.API, remote *remoteOpenAPI, version string, prev *openAPIDocs) *openAPIDocs {
 	if prev != nil && prev.built.Load() == nil {
 		prev = prev.prev
 	}
 	o := &openAPIDocs{prev: prev}
 	o.build = sync.OnceValues(func() (*openAPIBytes, error) {
-		out, err := buildOpenAPI(t, api, version, o.prev)
+		out, err := buildOpenAPI(t, api, remote, version, o.prev)
 		if err == nil {
 			o.built.Store(out)
 		}
@@ -73,11 +75,14 @@ func newOpenAPIDocs(t routes.Table, api *routes.API, version string, prev *openA
 	return o
 }
 
-func buildOpenAPI(t routes.Table, api *routes.API, version string, prev *openAPIDocs) (*openAPIBytes, error) {
+func buildOpenAPI(t routes.Table, api *routes.API, remote *remoteOpenAPI, version string, prev *openAPIDocs) (*openAPIBytes, error) {
 	opts := openapi.Options{Version: version}
 	v2, err := openapi.BuildV2(t, api, opts)
 	if err != nil {
 		return nil, fmt.Errorf("building OpenAPI v2: %w", err)
+	}
+	if err := remote.mergeV2(v2); err != nil {
+		return nil, err
 	}
 	out := &openAPIBytes{v3: map[string][]byte{}, v3Hash: map[string]string{}, v3From: map[string]v3Source{}}
 	if out.v2, err = json.Marshal(v2); err != nil {
@@ -110,7 +115,16 @@ func buildOpenAPI(t routes.Table, api *routes.API, version string, prev *openAPI
 			out.v3From[k] = src
 		}
 	}
-	if out.index, err = json.Marshal(openapi.NewV3Index(out.v3)); err != nil {
+	index := openapi.NewV3Index(out.v3)
+	if remote != nil {
+		out.v3Remote = remote.v3
+		for key, r := range remote.v3 {
+			if _, local := out.v3[key]; !local {
+				index.Paths[key] = openapi.V3IndexEntry{ServerRelativeURL: r.OpenAPIV3URL}
+			}
+		}
+	}
+	if out.index, err = json.Marshal(index); err != nil {
 		return nil, fmt.Errorf("encoding the OpenAPI v3 index: %w", err)
 	}
 	return out, nil
@@ -211,6 +225,10 @@ func (o *openAPIDocs) serveV3(w http.ResponseWriter, r *http.Request, m *routes.
 		return
 	}
 	body, ok := docs.v3[key]
+	if remote, isRemote := docs.v3Remote[key]; !ok && isRemote {
+		remote.Handler.ServeHTTP(w, r)
+		return
+	}
 	if !ok {
 		w.WriteHeader(http.StatusNotFound) // kube-openapi's answer: no body
 		return

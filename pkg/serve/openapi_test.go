@@ -75,12 +75,12 @@ func TestOpenAPIReusesUnchangedDocuments(t *testing.T) {
 		t.Fatal(err)
 	}
 	table := func(api *routes.API) routes.Table { return routes.Install(api, routes.InstallOptions{}) }
-	first := newOpenAPIDocs(table(builtin), builtin, "v1.37.2", nil)
+	first := newOpenAPIDocs(table(builtin), builtin, nil, "v1.37.2", nil)
 	before, err := first.build()
 	if err != nil {
 		t.Fatal(err)
 	}
-	second := newOpenAPIDocs(table(withCRDs), withCRDs, "v1.37.2", first)
+	second := newOpenAPIDocs(table(withCRDs), withCRDs, nil, "v1.37.2", first)
 	after, err := second.build()
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestOpenAPIReusesUnchangedDocuments(t *testing.T) {
 		t.Errorf("no document for the CRD's group version; have %d documents", len(after.v3))
 	}
 	// The same API again, from scratch, gives the same bytes: reuse changes nothing that clients see.
-	fresh, err := newOpenAPIDocs(table(withCRDs), withCRDs, "v1.37.2", nil).build()
+	fresh, err := newOpenAPIDocs(table(withCRDs), withCRDs, nil, "v1.37.2", nil).build()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestOpenAPIReusesUnchangedDocuments(t *testing.T) {
 		t.Error("the v3 index differs from one built from scratch")
 	}
 	// A state built from an unbuilt one reuses from the last built state.
-	third := newOpenAPIDocs(table(builtin), builtin, "v1.37.2", newOpenAPIDocs(table(builtin), builtin, "v1.37.2", second))
+	third := newOpenAPIDocs(table(builtin), builtin, nil, "v1.37.2", newOpenAPIDocs(table(builtin), builtin, nil, "v1.37.2", second))
 	if third.prev != second {
 		t.Error("an unbuilt state was kept as the one to reuse from")
 	}

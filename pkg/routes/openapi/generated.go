@@ -3,8 +3,11 @@ package openapi
 import (
 	"reflect"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	extensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	aggregatoropenapi "k8s.io/kube-aggregator/pkg/generated/openapi"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -17,6 +20,12 @@ func generatedDefinitions(pkgPath string) (func(common.ReferenceCallback) map[st
 	switch pkgPath {
 	case reflect.TypeFor[apiextensionsv1.CustomResourceDefinition]().PkgPath():
 		return extensionsopenapi.GetOpenAPIDefinitions, true
+	case reflect.TypeFor[admissionregistrationv1.ValidatingWebhookConfiguration]().PkgPath():
+		// Their generated code is k8s.io/kubernetes's; the definitions are recorded from kube instead.
+		return recordedDefinitions(admissionregistrationV1), true
+	case reflect.TypeFor[apiregistrationv1.APIService]().PkgPath():
+		// kube-aggregator's types carry no SwaggerDoc methods either.
+		return aggregatoropenapi.GetOpenAPIDefinitions, true
 	}
 	return nil, false
 }

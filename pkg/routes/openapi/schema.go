@@ -146,6 +146,7 @@ func (d *definitions) define(t reflect.Type) string {
 	}
 	*s = spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, Description: docs(t)[""]}}
 	d.addFields(s, t)
+	applyMarkers(name, s)
 	return name
 }
 

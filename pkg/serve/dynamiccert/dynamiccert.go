@@ -169,6 +169,14 @@ func (b *CABundle) Pool() *x509.CertPool {
 	return b.pool
 }
 
+// PEM returns the current bundle as the file held it when it last loaded: what the server trusts,
+// for publishing (the extension-apiserver-authentication ConfigMap). Do not modify it.
+func (b *CABundle) PEM() []byte {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.pem
+}
+
 func (b *CABundle) reload() (bool, error) {
 	data, err := os.ReadFile(b.file)
 	if err != nil {

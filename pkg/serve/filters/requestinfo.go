@@ -15,9 +15,22 @@ func WithRequestInfo(next http.Handler) http.Handler {
 	})
 }
 
-// IsLongRunning reports whether a request may outlive --request-timeout: watches do.
+// IsLongRunning reports whether a request may outlive --request-timeout, as kube-apiserver's
+// BasicLongRunningRequestCheck says: watches and proxies, and the streaming subresources (attach,
+// exec, log, portforward, proxy), which an aggregated server may serve through the aggregator's proxy.
 func IsLongRunning(info *request.RequestInfo) bool {
-	return info != nil && info.IsResourceRequest && info.Verb == "watch"
+	if info == nil || !info.IsResourceRequest {
+		return false
+	}
+	switch info.Verb {
+	case "watch", "proxy":
+		return true
+	}
+	switch info.Subresource {
+	case "attach", "exec", "log", "portforward", "proxy":
+		return true
+	}
+	return false
 }
 
 // isMutating reports whether a request changes state, for the separate mutating in-flight limit.

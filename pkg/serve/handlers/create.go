@@ -7,9 +7,11 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kadmission "k8s.io/apiserver/pkg/admission"
 
 	"github.com/apictl/apictl/pkg/patch"
 	"github.com/apictl/apictl/pkg/registry"
@@ -86,6 +88,10 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 			return nil, apierrors.NewInternalError(err)
 		}
 	}
+	adm, generated, err := s.admitCreate(ctx, obj, m, generated, opts)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.checkEscalation(ctx, obj, nil); err != nil {
 		return nil, err
 	}
@@ -93,6 +99,9 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 		return nil, apierrors.NewInternalError(err)
 	}
 	if err := s.validateCreate(r.Context(), obj, m.GetName()); err != nil {
+		return nil, err
+	}
+	if err := adm.validate(ctx); err != nil {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
@@ -128,4 +137,29 @@ func (s *scope) validateCreate(ctx context.Context, obj runtime.Object, name str
 		return s.crv.Invalid(name, s.crv.Validate(ctx, u))
 	}
 	return s.strategy.ValidateCreate(obj)
+}
+
+// admitCreate runs the mutating admission of a create, which may change obj. As in kube, the plugins
+// see a create with generateName without a name; one that sets a name makes it the object's.
+func (s *scope) admitCreate(ctx context.Context, obj runtime.Object, m metav1.Object, generated bool, opts *writeOptions) (*admissionRun, bool, error) {
+	name := m.GetName()
+	admName := name
+	if generated {
+		admName = ""
+	}
+	adm := s.startAdmission(ctx, kadmission.Create, obj, nil, m.GetNamespace(), admName, createOptions(opts), opts.dryRun)
+	if adm == nil {
+		return nil, generated, nil
+	}
+	if generated {
+		m.SetName("")
+	}
+	err := adm.mutate(ctx)
+	switch {
+	case m.GetName() == "":
+		m.SetName(name)
+	case generated:
+		generated = false
+	}
+	return adm, generated, err
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kadmission "k8s.io/apiserver/pkg/admission"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/apictl/apictl/pkg/routes"
@@ -29,6 +30,8 @@ import (
 type deleteOptions struct {
 	metav1.DeleteOptions
 	dryRun bool
+	// collection is set for the deletes of a deletecollection, which kube admits without a name.
+	collection bool
 }
 
 // parseDeleteOptions reads DeleteOptions from the body when there is one, else from the query, and
@@ -140,6 +143,9 @@ func (s *scope) deleteObject(r *http.Request, namespace, name string, opts *dele
 			// kube's BeforeDelete names the kind, not the resource, in this conflict.
 			return apierrors.NewConflict(schema.GroupResource{Group: s.gr.Group, Resource: s.strategy.GVK.Kind}, name, err)
 		}
+		if err := s.admitDelete(ctx, current, namespace, name, opts); err != nil {
+			return err
+		}
 		if len(m.Metadata.Finalizers) > 0 || len(m.Spec.Finalizers) > 0 {
 			return errGraceful
 		}
@@ -169,6 +175,11 @@ func (s *scope) deleteObject(r *http.Request, namespace, name string, opts *dele
 		return body, http.StatusOK, err
 	case err != nil:
 		return nil, 0, apiError(err, s.gr, name)
+	}
+	if s.gr == corev1.Resource("services") {
+		// kube's service storage answers a removal with the object as it was, not a Status.
+		body, err := s.respond(kv)
+		return body, http.StatusOK, err
 	}
 	var m storedMeta
 	_ = json.Unmarshal(kv.Value, &m)
@@ -288,6 +299,9 @@ func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p route
 		writeError(w, r, apiError(err, s.gr, ""))
 		return
 	}
+	collOpts := *opts
+	collOpts.collection = true
+	opts = &collOpts
 	for _, kv := range res.Items {
 		var m struct {
 			Metadata struct{ Name, Namespace string } `json:"metadata"`
@@ -303,4 +317,21 @@ func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p route
 	}
 	body, _ := json.Marshal(&metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess})
 	writeJSON(w, r, http.StatusOK, formatJSON, body)
+}
+
+// admitDelete runs admission on the delete of the stored object current, as kube's store does once
+// the preconditions hold: both phases, with the object as the old object and none as the new.
+func (s *scope) admitDelete(ctx context.Context, current storage.KeyValue, namespace, name string, opts *deleteOptions) error {
+	if s.api.activeAdmission() == nil {
+		return nil
+	}
+	old, err := s.decodeStored(current)
+	if err != nil {
+		return err
+	}
+	admName := name
+	if opts.collection {
+		admName = ""
+	}
+	return s.startAdmission(ctx, kadmission.Delete, nil, old, namespace, admName, deleteOptionsObject(opts), opts.dryRun).admit(ctx)
 }

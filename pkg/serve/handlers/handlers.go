@@ -81,6 +81,8 @@ type API struct {
 	creates map[scopeKey]*createRoute
 	// conversions makes the converters of CRDs with several versions (convert.go).
 	conversions converterFactory
+	// admission is the chain writes go through (admission.go, SetAdmission); nil admits everything.
+	admission atomic.Pointer[admissionBox]
 }
 
 type scopeKey struct{ group, version, resource, subresource string }
@@ -213,6 +215,10 @@ func (a *API) ServeResource(w http.ResponseWriter, r *http.Request, route *route
 		writeError(w, r, apierrors.NewNotFound(schema.GroupResource{Group: route.Group, Resource: route.Resource}, p.Name))
 		return
 	}
+	if msg := s.res.DeprecationWarning; msg != "" {
+		addWarnings(w, []string{msg}) // a deprecated API warns on every request, first
+	}
+	r = a.withAdmissionWarnings(w, r)
 	switch route.Action {
 	case routes.ActionGet:
 		s.get(w, r, p)

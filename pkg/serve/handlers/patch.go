@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	kadmission "k8s.io/apiserver/pkg/admission"
 
 	"github.com/apictl/apictl/pkg/patch"
 	"github.com/apictl/apictl/pkg/routes"
@@ -84,8 +85,16 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		if err := checkPatchedVersion(obj, current.ModRevision, s, p.Name); err != nil {
 			return nil, err
 		}
+		// kube admits a patch as an UPDATE of the patched object, inside the compare-and-swap.
+		adm := s.startAdmission(r.Context(), kadmission.Update, obj, old, p.Namespace, p.Name, patchUpdateOptions(req.Options), dryRun)
+		if err := adm.mutate(r.Context()); err != nil {
+			return nil, err
+		}
 		updated, err := s.applyUpdate(r.Context(), obj, old)
 		if err != nil {
+			return nil, err
+		}
+		if err := adm.validate(r.Context()); err != nil {
 			return nil, err
 		}
 		return s.encode(updated)
@@ -127,7 +136,8 @@ func (s *scope) createOnPatch(w http.ResponseWriter, r *http.Request, p routes.P
 		writeError(w, r, err)
 		return
 	}
-	body, err := s.createObject(r, obj, p.Namespace, &writeOptions{dryRun: dryRun, managed: true})
+	body, err := s.createObject(r, obj, p.Namespace, &writeOptions{dryRun: dryRun, managed: true,
+		fieldManager: req.Options.FieldManager, fieldValidation: req.Options.FieldValidation})
 	if err != nil {
 		writeError(w, r, err)
 		return

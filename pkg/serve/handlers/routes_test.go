@@ -15,6 +15,9 @@ var probeObjects = map[string]string{
 	"configmaps":          `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s"}}`,
 	"secrets":             `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"%s"}}`,
 	"serviceaccounts":     `{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"%s"}}`,
+	"services":            `{"apiVersion":"v1","kind":"Service","metadata":{"name":"%s"},"spec":{"ports":[{"port":80}]}}`,
+	"endpoints":           `{"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"%s"},"subsets":[{"addresses":[{"ip":"10.1.0.1"}]}]}`,
+	"endpointslices":      `{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"%s"},"addressType":"IPv4","endpoints":[]}`,
 	"events":              `{"apiVersion":"v1","kind":"Event","metadata":{"name":"%s"},"involvedObject":{"kind":"ConfigMap","name":"x"}}`,
 	"namespaces":          `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"%s"}}`,
 	"leases":              `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"%s"}}`,
@@ -36,13 +39,33 @@ var probeObjects = map[string]string{
 	"subjectaccessreviews":      `{"spec":{"user":"%s","nonResourceAttributes":{"verb":"get","path":"/version"}}}`,
 	// A TokenRequest for the ServiceAccount probe (%s is the name it may carry: empty, or probe's).
 	"serviceaccounts/token": `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","metadata":{"name":"%.0s"},"spec":{}}`,
+
+	// Admission configurations that admit everything: no webhooks, and policies of a resource
+	// nobody writes. An APIService's name is <version>.<group>: %s names the group.
+	"validatingwebhookconfigurations": `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration","metadata":{"name":"%s"}}`,
+	"mutatingwebhookconfigurations":   `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingWebhookConfiguration","metadata":{"name":"%s"}}`,
+	"validatingadmissionpolicies": `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy","metadata":{"name":"%s"},` +
+		`"spec":{"matchConstraints":{"resourceRules":[{"operations":["CREATE"],"apiGroups":["probe.example.com"],"apiVersions":["v1"],"resources":["nothings"]}]},` +
+		`"validations":[{"expression":"true"}]}}`,
+	"validatingadmissionpolicybindings": `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding","metadata":{"name":"%s"},` +
+		`"spec":{"policyName":"probe","validationActions":["Audit"]}}`,
+	"mutatingadmissionpolicies": `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingAdmissionPolicy","metadata":{"name":"%s"},` +
+		`"spec":{"matchConstraints":{"resourceRules":[{"operations":["CREATE"],"apiGroups":["probe.example.com"],"apiVersions":["v1"],"resources":["nothings"]}]},` +
+		`"reinvocationPolicy":"Never","mutations":[{"patchType":"ApplyConfiguration","applyConfiguration":{"expression":"Object{}"}}]}}`,
+	"mutatingadmissionpolicybindings": `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingAdmissionPolicyBinding","metadata":{"name":"%s"},` +
+		`"spec":{"policyName":"probe"}}`,
+	"apiservices": `{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","metadata":{"name":"v1.%[1]s.example.com"},` +
+		`"spec":{"group":"%[1]s.example.com","version":"v1","groupPriorityMinimum":100,"versionPriority":10}}`,
 }
 
 // probeName is the name of the probe object of a resource: probe, or what the kind requires of a
 // name made from it.
 func probeName(resource, name string) string {
-	if resource == "customresourcedefinitions" {
+	switch resource {
+	case "customresourcedefinitions":
 		return name + "s.probe.example.com"
+	case "apiservices":
+		return "v1." + name + ".example.com"
 	}
 	return name
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	kadmission "k8s.io/apiserver/pkg/admission"
 
 	"github.com/apictl/apictl/pkg/patch"
 	"github.com/apictl/apictl/pkg/registry"
@@ -83,8 +84,16 @@ func (s *scope) updateObject(r *http.Request, obj runtime.Object, p routes.Param
 		if err != nil {
 			return nil, err
 		}
+		// Admission runs inside the compare-and-swap, as kube's does: a retry admits the retried object.
+		adm := s.startAdmission(r.Context(), kadmission.Update, tracked, old, p.Namespace, p.Name, updateOptions(opts), opts.dryRun)
+		if err := adm.mutate(r.Context()); err != nil {
+			return nil, err
+		}
 		updated, err := s.applyUpdate(r.Context(), tracked, old)
 		if err != nil {
+			return nil, err
+		}
+		if err := adm.validate(r.Context()); err != nil {
 			return nil, err
 		}
 		return s.encode(updated)
@@ -175,7 +184,9 @@ func (s *scope) validateUpdate(ctx context.Context, obj, old runtime.Object) err
 }
 
 // allowUnconditionalUpdate reports whether a PUT without resourceVersion overwrites whatever is
-// stored. kube refuses it for Leases, CustomResourceDefinitions and custom resources.
+// stored. kube refuses it for Leases, CustomResourceDefinitions, custom resources, APIServices and
+// everything of admissionregistration.k8s.io.
 func (s *scope) allowUnconditionalUpdate() bool {
-	return !s.res.Custom && s.res.Kind != "Lease" && s.gr != crdResource
+	return !s.res.Custom && s.res.Kind != "Lease" && s.gr != crdResource &&
+		s.gr.Group != "apiregistration.k8s.io" && s.gr.Group != "admissionregistration.k8s.io"
 }

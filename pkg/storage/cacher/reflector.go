@@ -22,6 +22,14 @@ const (
 // errWatchEnded says the underlying watch closed its channel without an Error event.
 var errWatchEnded = errors.New("the store ended the watch")
 
+// errBehindProgress is an event older than a progress mark the watch already gave: the mark claimed
+// every change up to it had been delivered. etcd broadcasts progress marks to every watch on its
+// stream, and under load one reached the watch cache ahead of a catch-up event (seen at start, when
+// many caches open their watches at once: the cache then lacked objects for good, and the RBAC
+// index with it). Only a list can tell what the cache missed, so the cacher lists again; the list's
+// gap ends the watches the missed changes concern, with Expired, and their clients list again too.
+var errBehindProgress = errors.New("the store sent a change older than its progress mark")
+
 // Run fills the cache with a list of the prefix and keeps it current with one watch of the store
 // until ctx ends; then every watch of the cacher ends, and Run returns nil once their goroutines have.
 //
@@ -186,6 +194,10 @@ func (c *Cacher) apply(batch []storage.Event) (int, error) {
 				// Nothing changed here up to the mark: the cache is current to it.
 				c.rev = max(c.rev, ev.Revision)
 				continue
+			}
+			if ev.Revision < c.rev {
+				failed = fmt.Errorf("%w: %s at revision %d, progress mark %d", errBehindProgress, ev.Object.Key, ev.Revision, c.rev)
+				break
 			}
 			ch := c.applyOne(ev)
 			if ch == nil {

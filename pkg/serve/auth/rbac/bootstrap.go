@@ -109,11 +109,44 @@ func BootstrapClusterRoles() []rbacv1.ClusterRole {
 			resourceRule([]string{"create"}, groups("authorization.k8s.io"), "selfsubjectaccessreviews", "selfsubjectrulesreviews"),
 			resourceRule([]string{"create"}, groups("authentication.k8s.io"), "selfsubjectreviews"),
 		}},
+		// Extension API servers delegate authentication and authorization back to this server; their
+		// installers bind their service accounts to this role (k8s.io/sample-apiserver's manifests do).
+		{ObjectMeta: bootstrapMeta("system:auth-delegator"), Rules: []rbacv1.PolicyRule{
+			resourceRule([]string{"create"}, groups("authentication.k8s.io"), "tokenreviews"),
+			resourceRule([]string{"create"}, groups("authorization.k8s.io"), "subjectaccessreviews"),
+		}},
 		{ObjectMeta: bootstrapMeta("system:public-info-viewer"), Rules: []rbacv1.PolicyRule{urlRule([]string{"get"}, health...)}},
 		// The service-account issuer's OIDC discovery, for workloads that verify tokens.
 		{ObjectMeta: bootstrapMeta("system:service-account-issuer-discovery"), Rules: []rbacv1.PolicyRule{urlRule([]string{"get"},
 			"/.well-known/openid-configuration", "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/")}},
 	}
+}
+
+// ExtensionAuthenticationReader is kube's Role in kube-system that lets extension API servers read
+// the extension-apiserver-authentication ConfigMap (bound to their service accounts by their installers).
+const ExtensionAuthenticationReader = "extension-apiserver-authentication-reader"
+
+// BootstrapNamespaceRoles are the default Roles the server reconciles at every start, by namespace:
+// kube's extension-apiserver-authentication-reader in kube-system.
+func BootstrapNamespaceRoles() map[string][]rbacv1.Role {
+	reader := rbacv1.Role{ObjectMeta: bootstrapMeta(ExtensionAuthenticationReader), Rules: []rbacv1.PolicyRule{{
+		Verbs: readVerbs, APIGroups: groups(""), Resources: []string{"configmaps"},
+		ResourceNames: []string{"extension-apiserver-authentication"}}}}
+	reader.Namespace = metav1.NamespaceSystem
+	return map[string][]rbacv1.Role{metav1.NamespaceSystem: {reader}}
+}
+
+// BootstrapNamespaceRoleBindings are kube's default RoleBindings by namespace: the reader Role for
+// the controller manager and the scheduler, as kube binds it.
+func BootstrapNamespaceRoleBindings() map[string][]rbacv1.RoleBinding {
+	user := func(name string) rbacv1.Subject {
+		return rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: name}
+	}
+	b := rbacv1.RoleBinding{ObjectMeta: bootstrapMeta("system::" + ExtensionAuthenticationReader),
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ExtensionAuthenticationReader},
+		Subjects: []rbacv1.Subject{user("system:kube-controller-manager"), user("system:kube-scheduler")}}
+	b.Namespace = metav1.NamespaceSystem
+	return map[string][]rbacv1.RoleBinding{metav1.NamespaceSystem: {b}}
 }
 
 // BootstrapClusterRoleBindings give the default roles to their groups: cluster-admin to

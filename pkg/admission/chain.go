@@ -1,0 +1,228 @@
+// Package admission runs kube's admission plugins for apictl's write handlers: the
+// MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins of k8s.io/apiserver, initialized as
+// kube-apiserver initializes them, and the admission policy plugins (policy*.go), in kube's order:
+// mutating plugins, then (in the handlers) the object's own validation, then validating plugins.
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apiserver/pkg/admission"
+	genericinitializer "k8s.io/apiserver/pkg/admission/initializer"
+	webhookinitializer "k8s.io/apiserver/pkg/admission/plugin/webhook/initializer"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	webhookutil "k8s.io/apiserver/pkg/util/webhook"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-base/compatibility"
+	"k8s.io/component-base/featuregate"
+)
+
+// Config is what the plugins are initialized with, as kube's admission initializers hand it to them.
+type Config struct {
+	// Client and Dynamic reach the server itself (the namespace lookups of namespaceSelector, the
+	// params of policies).
+	Client  kubernetes.Interface
+	Dynamic dynamic.Interface
+	// Informers is the factory the plugins take their configurations from. The caller starts it
+	// after New, once every plugin asked for its informers.
+	Informers informers.SharedInformerFactory
+	// Authorizer answers the authorizer checks of matchConditions and policy expressions.
+	Authorizer authorizer.Authorizer
+	// RESTMapper maps a policy's paramKind to its resource.
+	RESTMapper meta.RESTMapper
+	// ServiceResolver turns a webhook's service reference into a URL; nil keeps kube's default
+	// (https://<name>.<namespace>.svc:<port>).
+	ServiceResolver webhookutil.ServiceResolver
+	// FeatureGates are the gates the plugins inspect (see FeatureGate).
+	FeatureGates featuregate.FeatureGate
+	// WithoutWebhooks leaves the webhook plugins out, for a server that does not serve webhook
+	// configurations (their informers would never sync).
+	WithoutWebhooks bool
+	// APIServerID labels the plugins' metrics, as kube's server identity does.
+	APIServerID string
+	// Drained is closed when the server stops serving; plugins with background work end then.
+	Drained <-chan struct{}
+	// Policies, when set, builds the admission policy plugins (NewPolicyPlugins, initialized
+	// there): the mutating ones run before the mutating webhooks, the validating ones before the
+	// validating webhooks, as in kube's plugin order. Each must set Configured.
+	Policies func(Config) (mutating, validating []Plugin, err error)
+}
+
+// Plugin is one admission plugin of the chain with the cheap test the handlers use to skip
+// admission altogether.
+type Plugin struct {
+	// Name is kube's plugin name (MutatingAdmissionWebhook, ...).
+	Name string
+	admission.Interface
+	// Configured reports whether the plugin may act on a request: some configuration of it exists,
+	// or its configurations are not known yet. A plugin whose Configured is false is not called.
+	Configured func() bool
+}
+
+// Chain runs the mutating and the validating plugins. Its methods are safe for concurrent use.
+type Chain struct {
+	mutating   []Plugin
+	validating []Plugin
+}
+
+// New builds the chain: kube's webhook plugins and the policy plugins, each initialized and checked
+// as kube-apiserver does it (initializer.New, then the webhook initializer, then
+// ValidateInitialization). Nothing runs until the caller starts c.Informers.
+func New(c Config) (*Chain, error) {
+	if c.Client == nil || c.Informers == nil {
+		return nil, errors.New("building admission: a client and an informer factory are needed")
+	}
+	if c.FeatureGates == nil {
+		fg, err := FeatureGate(nil)
+		if err != nil {
+			return nil, err
+		}
+		c.FeatureGates = fg
+	}
+	initializers := admission.PluginInitializers{
+		genericinitializer.NewAPIServerIDInitializer(c.APIServerID),
+		genericinitializer.New(c.Client, c.Dynamic, c.Informers, c.Authorizer, c.FeatureGates,
+			compatibility.NewEffectiveVersionFromString(kubeVersion, "", ""), c.Drained, c.RESTMapper),
+		webhookinitializer.NewPluginInitializer(nil, c.ServiceResolver),
+		// Only read with the ExcludeAdmissionWebhookVirtualResources gate, as in kube.
+		excludedInitializer{},
+	}
+	ch := &Chain{}
+	// kube's default plugin order (k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go): the
+	// mutating policies run before the mutating webhooks, the validating policies before the
+	// validating webhooks.
+	var pm, pv []Plugin
+	if c.Policies != nil {
+		var err error
+		if pm, pv, err = c.Policies(c); err != nil {
+			return nil, fmt.Errorf("building the admission policy plugins: %w", err)
+		}
+	}
+	ch.mutating = append(ch.mutating, pm...)
+	ch.validating = append(ch.validating, pv...)
+	var webhooks []Plugin
+	if !c.WithoutWebhooks {
+		mut, err := mutating.NewMutatingWebhook(nil)
+		if err != nil {
+			return nil, fmt.Errorf("building the %s plugin: %w", mutating.PluginName, err)
+		}
+		val, err := validating.NewValidatingAdmissionWebhook(nil)
+		if err != nil {
+			return nil, fmt.Errorf("building the %s plugin: %w", validating.PluginName, err)
+		}
+		hooks := newConfigCounter(c.Informers)
+		webhooks = []Plugin{
+			{Name: mutating.PluginName, Interface: mut, Configured: hooks.mutating},
+			{Name: validating.PluginName, Interface: val, Configured: hooks.validating},
+		}
+		ch.mutating = append(ch.mutating, webhooks[0])
+		ch.validating = append(ch.validating, webhooks[1])
+	}
+	var errs []error
+	for _, p := range append(pm, pv...) {
+		if p.Configured == nil {
+			errs = append(errs, fmt.Errorf("admission plugin %s says nothing about its configurations", p.Name))
+		}
+	}
+	for _, p := range webhooks {
+		initializers.Initialize(p.Interface)
+		if v, ok := p.Interface.(admission.InitializationValidator); ok {
+			if err := v.ValidateInitialization(); err != nil {
+				errs = append(errs, fmt.Errorf("initializing admission plugin %s: %w", p.Name, err))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// Names lists the plugins in the order they run.
+func (c *Chain) Names() []string {
+	var names []string
+	for _, p := range c.mutating {
+		names = append(names, p.Name)
+	}
+	for _, p := range c.validating {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// String names the chain for logs.
+func (c *Chain) String() string { return strings.Join(c.Names(), ",") }
+
+// Active reports whether any plugin may act on a request. When it is false the handlers skip
+// building attributes, which keeps writes as cheap as without admission.
+func (c *Chain) Active() bool {
+	if c == nil {
+		return false
+	}
+	for _, p := range c.mutating {
+		if p.Configured() {
+			return true
+		}
+	}
+	for _, p := range c.validating {
+		if p.Configured() {
+			return true
+		}
+	}
+	return false
+}
+
+// Admit runs the mutating plugins on a; they may change a.GetObject() in place. A webhook that asks
+// to be reinvoked (reinvocationPolicy IfNeeded) after a later plugin changed the object is, as in
+// kube's reinvocation handler: the mutating plugins run a second time.
+func (c *Chain) Admit(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
+	if c == nil {
+		return nil
+	}
+	if err := c.admitOnce(ctx, a, o); err != nil {
+		return err
+	}
+	if s := a.GetReinvocationContext(); s.ShouldReinvoke() {
+		s.SetIsReinvoke()
+		return c.admitOnce(ctx, a, o)
+	}
+	return nil
+}
+
+func (c *Chain) admitOnce(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
+	for _, p := range c.mutating {
+		m, ok := p.Interface.(admission.MutationInterface)
+		if !ok || !p.Handles(a.GetOperation()) || !p.Configured() {
+			continue
+		}
+		if err := m.Admit(ctx, a, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate runs the validating plugins on a; the first refusal ends it.
+func (c *Chain) Validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
+	if c == nil {
+		return nil
+	}
+	for _, p := range c.validating {
+		v, ok := p.Interface.(admission.ValidationInterface)
+		if !ok || !p.Handles(a.GetOperation()) || !p.Configured() {
+			continue
+		}
+		if err := v.Validate(ctx, a, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,192 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+
+	crdclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	crdinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
+	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
+	aggregatorinformers "k8s.io/kube-aggregator/pkg/client/informers/externalversions"
+
+	"github.com/apictl/apictl/pkg/controllers/apiserviceavailable"
+	"github.com/apictl/apictl/pkg/controllers/autoregister"
+	"github.com/apictl/apictl/pkg/controllers/extensionauth"
+	"github.com/apictl/apictl/pkg/features"
+	"github.com/apictl/apictl/pkg/flags"
+	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/serve"
+	"github.com/apictl/apictl/pkg/serve/healthz"
+)
+
+// addAPIServiceHooks starts kube-apiserver's APIService controllers and the publisher of the
+// extension-apiserver-authentication ConfigMap, each under kube's post-start hook name:
+//   - kube-apiserver-autoregistration: a Local APIService for every built-in group version (once, at
+//     start) and for every CRD group version (as CRDs come and go); /readyz waits, as kube's
+//     autoregister-completion check does, until the built-in ones have been seen Available;
+//   - apiservice-status-available-controller: the Available condition of every APIService, kube's
+//     local and remote availability controllers in one;
+//   - start-cluster-authentication-info-controller: the client CA and request-header settings for
+//     extension API servers.
+//
+// Controllers read through informers over the in-process API and stop with the server's context.
+func addAPIServiceHooks(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, cl *clients, bg *background) error {
+	return errors.Join(addExtensionAuthHook(s, cfg, o, cl, bg), addAPIServiceControllers(s, cfg, o, cl, bg))
+}
+
+// servesV1 reports whether the built-in API serves the v1 resource of the group.
+func servesV1(api *routes.API, group, resource string) bool {
+	_, ok := api.Resource(group, "v1", resource)
+	return ok
+}
+
+func addExtensionAuthHook(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, cl *clients, bg *background) error {
+	if !servesV1(cfg.API, routes.GroupCore, "configmaps") || !servesV1(cfg.API, routes.GroupCore, "namespaces") {
+		return nil
+	}
+	rh := o.Authentication.RequestHeader.Effective()
+	required := func() extensionauth.Info {
+		info := extensionauth.Info{UsernameHeaders: rh.UsernameHeaders, UIDHeaders: rh.UIDHeaders, GroupHeaders: rh.GroupHeaders,
+			ExtraHeaderPrefixes: rh.ExtraHeaderPrefixes, AllowedNames: rh.AllowedNames}
+		// What the secure port trusts, as last loaded from disk.
+		if sec := cfg.SecureServing; sec != nil {
+			if sec.ClientCA != nil {
+				info.ClientCA = sec.ClientCA.PEM()
+			}
+			if sec.RequestHeaderCA != nil {
+				info.RequestHeaderCA = sec.RequestHeaderCA.PEM()
+			}
+		}
+		return info
+	}
+	ctrl, err := extensionauth.New(extensionauth.Config{Client: cl.kube, Required: required,
+		WithUID: cfg.FeatureGates.Enabled(features.RemoteRequestHeaderUID), Logger: cfg.Logger})
+	if err != nil {
+		return err
+	}
+	return s.AddPostStartHook("start-cluster-authentication-info-controller", func(ctx context.Context) error {
+		bg.goRun(func() { ctrl.Run(ctx) })
+		return nil
+	})
+}
+
+func addAPIServiceControllers(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, cl *clients, bg *background) error {
+	if !servesV1(cfg.API, routes.GroupAPIRegistration, "apiservices") {
+		return nil
+	}
+	loopbackConfig := (&loopback{handler: s.InProcess()}).config()
+	client, err := aggregatorclient.NewForConfig(loopbackConfig)
+	if err != nil {
+		return fmt.Errorf("building the in-process APIService client: %w", err)
+	}
+	factory := aggregatorinformers.NewSharedInformerFactory(client, 0)
+	apiServices := factory.Apiregistration().V1().APIServices()
+
+	reg, err := autoregister.New(apiServices, client.ApiregistrationV1(), cfg.Logger)
+	if err != nil {
+		return err
+	}
+	builtin := autoregister.Builtin(cfg.API.GroupVersions())
+	for _, a := range builtin {
+		reg.AddAPIServiceToSyncOnStart(a)
+	}
+	var crds *autoregister.CRDs
+	var crdFactory crdinformers.SharedInformerFactory
+	if servesV1(cfg.API, routes.GroupAPIExtensions, "customresourcedefinitions") {
+		cc, err := crdclient.NewForConfig(loopbackConfig)
+		if err != nil {
+			return fmt.Errorf("building the in-process CRD client: %w", err)
+		}
+		crdFactory = crdinformers.NewSharedInformerFactory(cc, 0)
+		if crds, err = autoregister.NewCRDs(crdFactory.Apiextensions().V1().CustomResourceDefinitions(), reg, cfg.Logger); err != nil {
+			return err
+		}
+	}
+
+	// Availability needs Services and EndpointSlices to judge remote APIServices; without them it
+	// does not run, and /readyz does not wait for Available conditions that would never come.
+	var avail *apiserviceavailable.Controller
+	if servesV1(cfg.API, routes.GroupCore, "services") && servesV1(cfg.API, "discovery.k8s.io", "endpointslices") {
+		res, err := newServiceResolver(cfg.API, cl)
+		if err != nil {
+			return err
+		}
+		certFile, keyFile := proxyClientPair(o)
+		avail, err = apiserviceavailable.New(apiserviceavailable.Config{
+			APIServices: apiServices, Services: cl.informers.Core().V1().Services(),
+			EndpointSlices: cl.informers.Discovery().V1().EndpointSlices(), Client: client.ApiregistrationV1(),
+			Resolver: res, ProxyClientCert: proxyClientCert(certFile, keyFile, cfg), Logger: cfg.Logger,
+		})
+		if err != nil {
+			return err
+		}
+		done, err := autoregister.NewCompletion(apiServices, builtin)
+		if err != nil {
+			return err
+		}
+		if err := s.AddReadyzChecks(healthz.NamedCheck(autoregister.CompletionCheckName, func(*http.Request) error { return done.Check() })); err != nil {
+			return err
+		}
+	} else {
+		cfg.Logger.Info("not setting the Available condition of APIServices: the API serves no services or endpointslices")
+	}
+
+	return errors.Join(
+		s.AddPostStartHook("kube-apiserver-autoregistration", func(ctx context.Context) error {
+			// The core informers (services, endpointslices) start with the start-informers hook.
+			factory.Start(ctx.Done())
+			if crdFactory != nil {
+				crdFactory.Start(ctx.Done())
+			}
+			bg.goRun(func() {
+				<-ctx.Done()
+				factory.Shutdown()
+				if crdFactory != nil {
+					crdFactory.Shutdown()
+				}
+			})
+			if crds != nil {
+				bg.goRun(func() { crds.Run(ctx) })
+			}
+			bg.goRun(func() {
+				// As kube: the CRDs present at start are registered before the first look, which
+				// would otherwise delete their APIServices.
+				if crds != nil {
+					select {
+					case <-crds.InitialSync():
+					case <-ctx.Done():
+						return
+					}
+				}
+				reg.Run(ctx, 5)
+			})
+			return nil
+		}),
+		s.AddPostStartHook("apiservice-status-available-controller", func(ctx context.Context) error {
+			if avail != nil {
+				bg.goRun(func() { avail.Run(ctx, 5) })
+			}
+			return nil
+		}),
+	)
+}
+
+// proxyClientCert reads the front-proxy client pair at every discovery check, so that a renewed
+// pair is used at once, as kube's dynamic certificate content is; none when there is no pair.
+func proxyClientCert(certFile, keyFile string, cfg *serve.Config) func() ([]byte, []byte) {
+	if certFile == "" {
+		return nil
+	}
+	return func() ([]byte, []byte) {
+		cert, errCert := os.ReadFile(certFile)
+		key, errKey := os.ReadFile(keyFile)
+		if err := errors.Join(errCert, errKey); err != nil {
+			cfg.Logger.Warn("reading the front-proxy client pair for an APIService discovery check", "err", err)
+			return nil, nil
+		}
+		return cert, key
+	}
+}
