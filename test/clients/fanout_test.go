@@ -36,8 +36,10 @@ func TestThousandWatchers(t *testing.T) {
 	// the count settles at one watch per cache shortly after start.
 	waitMetric(t, client, srv.SecureURL, "apiserver_storage_etcd_watches", float64(countSamples(t, client, srv.SecureURL, "apiserver_watch_cache_objects")))
 	etcdWatchesBefore := metric(t, client, srv.SecureURL, "apiserver_storage_etcd_watches")
-	// The server's own root-ca-cert-publisher watches configmaps too, from a post-start hook.
-	const ownWatchers = 1
+	// The server's own root-ca-cert-publisher watches configmaps too, from a post-start hook, and so
+	// does the cluster-authentication-trust controller's informer (kube-system's, for
+	// extension-apiserver-authentication).
+	const ownWatchers = 2
 	waitMetric(t, client, srv.SecureURL, `apiserver_registered_watchers{group="",resource="configmaps"}`, ownWatchers)
 
 	list, err := client.Get(base)

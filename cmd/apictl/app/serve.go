@@ -70,6 +70,7 @@ func runServe(ctx context.Context, run *serveRun) error {
 		return err
 	}
 	logger.Store(s.Logger())
+	routeKlog(s.Logger())
 	if err := s.Run(ctx); err != nil {
 		return fmt.Errorf("serving: %w", err)
 	}

@@ -161,8 +161,9 @@ func StartE(ctx context.Context, dataDir string, args ...string) (*Server, error
 		cancel()
 		return nil, fmt.Errorf("the server stopped before it was ready: %w\nlogs:\n%s", err, logs)
 	case <-time.After(30 * time.Second):
+		checks := s.readyzVerbose()
 		_ = s.Stop()
-		return nil, fmt.Errorf("the server was not ready within 30s\nlogs:\n%s", logs)
+		return nil, fmt.Errorf("the server was not ready within 30s\n%s\nlogs:\n%s", checks, logs)
 	}
 	if _, err := os.Stat(s.AdminKubeconfig); err == nil {
 		if s.AdminConfig, err = clientcmd.BuildConfigFromFlags("", s.AdminKubeconfig); err != nil {
@@ -223,4 +224,20 @@ func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// readyzVerbose is the server's /readyz?verbose, which names the hooks and checks still failing: what
+// a test that timed out waiting for readiness needs to say. It asks the insecure port, if there is one.
+func (s *Server) readyzVerbose() string {
+	if s.Options.InsecureServing.BindPort == 0 {
+		return "(/readyz?verbose: no insecure port to ask)"
+	}
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(s.InsecureURL + "/readyz?verbose")
+	if err != nil {
+		return fmt.Sprintf("(/readyz?verbose: %v)", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	return "/readyz?verbose:\n" + string(body)
 }
