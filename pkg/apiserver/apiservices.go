@@ -108,7 +108,10 @@ func addAPIServiceControllers(s *serve.Server, cfg *serve.Config, o *flags.Serve
 
 	// Availability needs Services and EndpointSlices to judge remote APIServices; without them it
 	// does not run, and /readyz does not wait for Available conditions that would never come.
-	var avail *apiserviceavailable.Controller
+	var (
+		avail *apiserviceavailable.Controller
+		done  *autoregister.Completion
+	)
 	if servesV1(cfg.API, routes.GroupCore, "services") && servesV1(cfg.API, "discovery.k8s.io", "endpointslices") {
 		res, err := newServiceResolver(cfg.API, cl)
 		if err != nil {
@@ -123,8 +126,7 @@ func addAPIServiceControllers(s *serve.Server, cfg *serve.Config, o *flags.Serve
 		if err != nil {
 			return err
 		}
-		done, err := autoregister.NewCompletion(apiServices, builtin)
-		if err != nil {
+		if done, err = autoregister.NewCompletion(apiServices, builtin); err != nil {
 			return err
 		}
 		if err := s.AddReadyzChecks(healthz.NamedCheck(autoregister.CompletionCheckName, func(*http.Request) error { return done.Check() })); err != nil {
@@ -166,10 +168,18 @@ func addAPIServiceControllers(s *serve.Server, cfg *serve.Config, o *flags.Serve
 			return nil
 		}),
 		s.AddPostStartHook("apiservice-status-available-controller", func(ctx context.Context) error {
-			if avail != nil {
-				bg.goRun(func() { avail.Run(ctx, 5) })
+			if avail == nil {
+				return nil
 			}
-			return nil
+			bg.goRun(func() { avail.Run(ctx, 5) })
+			// The server says it is ready (and tests go on) once /readyz passes, and
+			// autoregister-completion is one of its checks: wait for the built-in APIServices too.
+			select {
+			case <-done.Done():
+				return nil
+			case <-ctx.Done():
+				return fmt.Errorf("waiting for the built-in APIServices to be available: %w", ctx.Err())
+			}
 		}),
 	)
 }

@@ -20,13 +20,19 @@ const CompletionCheckName = "autoregister-completion"
 type Completion struct {
 	mu      sync.Mutex
 	pending map[string]bool
+	// done closes once nothing is pending: the server's start waits for it, so that "ready" means
+	// /readyz passes this check too.
+	done chan struct{}
 }
 
 // NewCompletion watches informer for the APIServices of want.
 func NewCompletion(informer apiregistrationinformers.APIServiceInformer, want []*apiregistrationv1.APIService) (*Completion, error) {
-	c := &Completion{pending: map[string]bool{}}
+	c := &Completion{pending: map[string]bool{}, done: make(chan struct{})}
 	for _, s := range want {
 		c.pending[s.Name] = true
+	}
+	if len(c.pending) == 0 {
+		close(c.done)
 	}
 	seen := func(obj any) {
 		s, ok := obj.(*apiregistrationv1.APIService)
@@ -34,8 +40,13 @@ func NewCompletion(informer apiregistrationinformers.APIServiceInformer, want []
 			return
 		}
 		c.mu.Lock()
-		delete(c.pending, s.Name)
-		c.mu.Unlock()
+		defer c.mu.Unlock()
+		if c.pending[s.Name] {
+			delete(c.pending, s.Name)
+			if len(c.pending) == 0 {
+				close(c.done)
+			}
+		}
 	}
 	_, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    seen,
@@ -46,6 +57,9 @@ func NewCompletion(informer apiregistrationinformers.APIServiceInformer, want []
 	}
 	return c, nil
 }
+
+// Done closes once every wanted APIService has been seen Available.
+func (c *Completion) Done() <-chan struct{} { return c.done }
 
 // Check returns kube's error while some APIService has not been available yet.
 func (c *Completion) Check() error {
