@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/compatibility"
 	"k8s.io/component-base/featuregate"
 )
@@ -50,6 +51,13 @@ type Config struct {
 	APIServerID string
 	// Drained is closed when the server stops serving; plugins with background work end then.
 	Drained <-chan struct{}
+	// Configured, when set, gives the test of whether objects of an admissionregistration.k8s.io/v1
+	// resource ("validatingwebhookconfigurations", "mutatingadmissionpolicybindings", ...) exist,
+	// or may exist (not known yet): each plugin is called, and built, only while its configurations
+	// exist. A server passes the counts of its own watch caches, so that no informer runs for
+	// admission until a plugin is built. Nil counts them in informers of Informers, which the
+	// caller's Start then runs.
+	Configured func(resource string) func() bool
 	// Policies, when set, builds the admission policy plugins (NewPolicyPlugins, initialized
 	// there): the mutating ones run before the mutating webhooks, the validating ones before the
 	// validating webhooks, as in kube's plugin order. Each must set Configured.
@@ -73,12 +81,14 @@ type Chain struct {
 	validating []Plugin
 }
 
-// New builds the chain: kube's webhook plugins and the policy plugins, each initialized and checked
-// as kube-apiserver does it (initializer.New, then the webhook initializer, then
-// ValidateInitialization). Nothing runs until the caller starts c.Informers.
+// New builds the chain of kube's webhook plugins and the policy plugins. Each plugin is built, and
+// initialized and checked as kube-apiserver does it (initializer.New, then the webhook initializer,
+// then ValidateInitialization), by the first request that finds it Configured; until then it costs
+// nothing. New asks c.Informers for the informers the plugins read, so that the caller's Start runs
+// them; nothing runs until the caller starts c.Informers.
 func New(c Config) (*Chain, error) {
-	if c.Client == nil || c.Informers == nil {
-		return nil, errors.New("building admission: a client and an informer factory are needed")
+	if c.Client == nil || c.Informers == nil || c.Drained == nil {
+		return nil, errors.New("building admission: a client, an informer factory and a drained channel are needed")
 	}
 	if c.FeatureGates == nil {
 		fg, err := FeatureGate(nil)
@@ -87,63 +97,68 @@ func New(c Config) (*Chain, error) {
 		}
 		c.FeatureGates = fg
 	}
-	initializers := admission.PluginInitializers{
+	if c.Configured == nil {
+		c.Configured = informerConfigured(c.Informers)
+		// Every plugin matches namespaceSelectors against the namespaces' informer: started with
+		// the configurations' informers, it is ready when the first plugin is built.
+		c.Informers.Core().V1().Namespaces().Informer()
+	}
+	ch := &Chain{}
+	// kube's default plugin order (k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go): the
+	// mutating policies run before the mutating webhooks, the validating policies before the
+	// validating webhooks.
+	if c.Policies != nil {
+		pm, pv, err := c.Policies(c)
+		if err != nil {
+			return nil, fmt.Errorf("building the admission policy plugins: %w", err)
+		}
+		for _, p := range append(pm, pv...) {
+			if p.Configured == nil {
+				return nil, fmt.Errorf("admission plugin %s says nothing about its configurations", p.Name)
+			}
+		}
+		ch.mutating = append(ch.mutating, pm...)
+		ch.validating = append(ch.validating, pv...)
+	}
+	if !c.WithoutWebhooks {
+		v1 := c.Informers.Admissionregistration().V1()
+		ch.mutating = append(ch.mutating, Plugin{Name: mutating.PluginName, Configured: c.Configured("mutatingwebhookconfigurations"),
+			Interface: lazyMutating{newLazy(mutating.PluginName, func() (admission.Interface, error) {
+				return initWebhook(c, func() (admission.Interface, error) { return mutating.NewMutatingWebhook(nil) },
+					func() cache.SharedIndexInformer { return v1.MutatingWebhookConfigurations().Informer() })
+			})}})
+		ch.validating = append(ch.validating, Plugin{Name: validating.PluginName, Configured: c.Configured("validatingwebhookconfigurations"),
+			Interface: lazyValidating{newLazy(validating.PluginName, func() (admission.Interface, error) {
+				return initWebhook(c, func() (admission.Interface, error) { return validating.NewValidatingAdmissionWebhook(nil) },
+					func() cache.SharedIndexInformer { return v1.ValidatingWebhookConfigurations().Informer() })
+			})}})
+	}
+	return ch, nil
+}
+
+// initWebhook creates a webhook plugin and initializes it as kube-apiserver does, then starts the
+// informers it asked for that are not running yet and waits for those it reads (its
+// configurations' and the namespaces').
+func initWebhook(c Config, create func() (admission.Interface, error), configurations func() cache.SharedIndexInformer) (admission.Interface, error) {
+	p, err := create()
+	if err != nil {
+		return nil, err
+	}
+	admission.PluginInitializers{
 		genericinitializer.NewAPIServerIDInitializer(c.APIServerID),
 		genericinitializer.New(c.Client, c.Dynamic, c.Informers, c.Authorizer, c.FeatureGates,
 			compatibility.NewEffectiveVersionFromString(kubeVersion, "", ""), c.Drained, c.RESTMapper),
 		webhookinitializer.NewPluginInitializer(nil, c.ServiceResolver),
 		// Only read with the ExcludeAdmissionWebhookVirtualResources gate, as in kube.
 		excludedInitializer{},
-	}
-	ch := &Chain{}
-	// kube's default plugin order (k8s.io/kubernetes pkg/kubeapiserver/options/plugins.go): the
-	// mutating policies run before the mutating webhooks, the validating policies before the
-	// validating webhooks.
-	var pm, pv []Plugin
-	if c.Policies != nil {
-		var err error
-		if pm, pv, err = c.Policies(c); err != nil {
-			return nil, fmt.Errorf("building the admission policy plugins: %w", err)
-		}
-	}
-	ch.mutating = append(ch.mutating, pm...)
-	ch.validating = append(ch.validating, pv...)
-	var webhooks []Plugin
-	if !c.WithoutWebhooks {
-		mut, err := mutating.NewMutatingWebhook(nil)
-		if err != nil {
-			return nil, fmt.Errorf("building the %s plugin: %w", mutating.PluginName, err)
-		}
-		val, err := validating.NewValidatingAdmissionWebhook(nil)
-		if err != nil {
-			return nil, fmt.Errorf("building the %s plugin: %w", validating.PluginName, err)
-		}
-		hooks := newConfigCounter(c.Informers)
-		webhooks = []Plugin{
-			{Name: mutating.PluginName, Interface: mut, Configured: hooks.mutating},
-			{Name: validating.PluginName, Interface: val, Configured: hooks.validating},
-		}
-		ch.mutating = append(ch.mutating, webhooks[0])
-		ch.validating = append(ch.validating, webhooks[1])
-	}
-	var errs []error
-	for _, p := range append(pm, pv...) {
-		if p.Configured == nil {
-			errs = append(errs, fmt.Errorf("admission plugin %s says nothing about its configurations", p.Name))
-		}
-	}
-	for _, p := range webhooks {
-		initializers.Initialize(p.Interface)
-		if v, ok := p.Interface.(admission.InitializationValidator); ok {
-			if err := v.ValidateInitialization(); err != nil {
-				errs = append(errs, fmt.Errorf("initializing admission plugin %s: %w", p.Name, err))
-			}
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	}.Initialize(p)
+	if err := admission.ValidateInitialization(p); err != nil {
 		return nil, err
 	}
-	return ch, nil
+	if err := startInformers(c, configurations(), c.Informers.Core().V1().Namespaces().Informer()); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Names lists the plugins in the order they run.

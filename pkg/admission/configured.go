@@ -7,21 +7,28 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// configCounter knows, from the same shared informers the webhook plugins read, whether any
-// webhook configuration exists: with none, the handlers skip admission and pay nothing for it.
-type configCounter struct {
-	mut, val *counted
-}
-
-func newConfigCounter(f informers.SharedInformerFactory) *configCounter {
-	return &configCounter{
-		mut: newCounted(f.Admissionregistration().V1().MutatingWebhookConfigurations().Informer()),
-		val: newCounted(f.Admissionregistration().V1().ValidatingWebhookConfigurations().Informer()),
+// informerConfigured is the Configured source when the caller gives none: the number of objects
+// in the informers of f, the factory the plugins read too.
+func informerConfigured(f informers.SharedInformerFactory) func(resource string) func() bool {
+	return func(resource string) func() bool {
+		v1 := f.Admissionregistration().V1()
+		var inf cache.SharedIndexInformer
+		switch resource {
+		case "mutatingwebhookconfigurations":
+			inf = v1.MutatingWebhookConfigurations().Informer()
+		case "validatingwebhookconfigurations":
+			inf = v1.ValidatingWebhookConfigurations().Informer()
+		case "mutatingadmissionpolicybindings":
+			inf = v1.MutatingAdmissionPolicyBindings().Informer()
+		case "validatingadmissionpolicybindings":
+			inf = v1.ValidatingAdmissionPolicyBindings().Informer()
+		default:
+			// Not one of the configurations a plugin acts on: call the plugin, it knows.
+			return func() bool { return true }
+		}
+		return CountConfigured(inf)
 	}
 }
-
-func (c *configCounter) mutating() bool   { return c.mut.configured() }
-func (c *configCounter) validating() bool { return c.val.configured() }
 
 // counted is the number of objects an informer holds, kept current by its events.
 type counted struct {

@@ -2,7 +2,6 @@ package admission
 
 import (
 	"errors"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -11,32 +10,26 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/features"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/compatibility"
 )
 
 // kubeVersion is the kube-apiserver release whose behaviour the plugins give.
 const kubeVersion = "1.37.2"
 
-// NewPolicyPlugins builds kube's own MutatingAdmissionPolicy and ValidatingAdmissionPolicy plugins
+// NewPolicyPlugins gives kube's own MutatingAdmissionPolicy and ValidatingAdmissionPolicy plugins
 // (k8s.io/apiserver/pkg/admission/plugin/policy/...), for Config.Policies: their compilers,
-// matchers, CEL environments and cost limits are kube's. It initializes them as kube-apiserver's
-// initializers do (server identity, clients, informers, authorizer, feature gates, REST mapper,
-// excluded resources) and checks them; they ask c.Informers for their informers now, and until
-// those have synced a request they must judge waits, then is refused with kube's "not yet ready to
-// handle request". Each plugin counts as configured while a binding of its kind exists (or the
-// bindings are not listed yet); MutatingAdmissionPolicy also needs its feature gate, on by default
-// since kube 1.36.
+// matchers, CEL environments and cost limits are kube's. Each is built by the first request that
+// finds it configured, and initialized then as kube-apiserver's initializers do (server identity,
+// clients, informers, authorizer, feature gates, REST mapper, excluded resources) and checked; until
+// their informers have synced a request they must judge waits, then is refused with kube's "not yet
+// ready to handle request". Each plugin counts as configured while a binding of its kind exists (or
+// the bindings are not listed yet); MutatingAdmissionPolicy also needs its feature gate, on by
+// default since kube 1.36. The informers of the bindings are asked for now, so that the caller's
+// Start runs them.
 func NewPolicyPlugins(c Config) (mutatingPlugins, validatingPlugins []Plugin, err error) {
 	if c.Client == nil || c.Dynamic == nil || c.Informers == nil || c.RESTMapper == nil || c.Authorizer == nil || c.Drained == nil {
 		return nil, nil, errors.New("the policy plugins need a client, a dynamic client, an informer factory, a REST mapper, an authorizer and a drained channel")
-	}
-	m, err := mutating.NewPlugin(nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating the %s plugin: %w", mutating.PluginName, err)
-	}
-	v, err := validating.NewPlugin(nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating the %s plugin: %w", validating.PluginName, err)
 	}
 	gates := c.FeatureGates
 	if gates == nil {
@@ -44,33 +37,64 @@ func NewPolicyPlugins(c Config) (mutatingPlugins, validatingPlugins []Plugin, er
 			return nil, nil, err
 		}
 	}
-	inits := admission.PluginInitializers{
-		initializer.NewAPIServerIDInitializer(c.APIServerID),
-		initializer.New(c.Client, c.Dynamic, c.Informers, c.Authorizer, gates,
-			compatibility.NewEffectiveVersionFromString(kubeVersion, "", ""), c.Drained, resetting(c.RESTMapper)),
-		excludedInitializer{},
+	c.FeatureGates = gates
+	configured := c.Configured
+	if configured == nil {
+		configured = informerConfigured(c.Informers)
+		c.Informers.Core().V1().Namespaces().Informer()
 	}
-	for _, p := range []admission.Interface{m, v} {
-		inits.Initialize(p)
-		if err := admission.ValidateInitialization(p); err != nil {
-			return nil, nil, fmt.Errorf("initializing the admission policy plugin %T: %w", p, err)
-		}
-	}
-	bindings := c.Informers.Admissionregistration().V1()
+	// A plugin acts only while a binding of its kind exists; the informers of policies (and
+	// bindings, with a Configured source) start when it is built.
+	v1 := c.Informers.Admissionregistration().V1()
+	mapper := resetting(c.RESTMapper)
 	mutatingOn := gates.Enabled(features.MutatingAdmissionPolicy)
-	mutatingBindings := CountConfigured(bindings.MutatingAdmissionPolicyBindings().Informer())
+	mutatingBindings := configured("mutatingadmissionpolicybindings")
 	mutatingPlugins = []Plugin{{
-		Name:      mutating.PluginName,
-		Interface: mutatingPolicy{m},
+		Name: mutating.PluginName,
+		Interface: lazyMutating{newLazy(mutating.PluginName, func() (admission.Interface, error) {
+			m, err := mutating.NewPlugin(nil)
+			if err != nil {
+				return nil, err
+			}
+			if err := initPolicy(c, mapper, m, v1.MutatingAdmissionPolicies().Informer(), v1.MutatingAdmissionPolicyBindings().Informer()); err != nil {
+				return nil, err
+			}
+			return mutatingPolicy{m}, nil
+		})},
 		// With its gate off the plugin admits everything without looking: it need not be called.
 		Configured: func() bool { return mutatingOn && mutatingBindings() },
 	}}
 	validatingPlugins = []Plugin{{
-		Name:       validating.PluginName,
-		Interface:  v,
-		Configured: CountConfigured(bindings.ValidatingAdmissionPolicyBindings().Informer()),
+		Name: validating.PluginName,
+		Interface: lazyValidating{newLazy(validating.PluginName, func() (admission.Interface, error) {
+			v, err := validating.NewPlugin(nil)
+			if err != nil {
+				return nil, err
+			}
+			if err := initPolicy(c, mapper, v, v1.ValidatingAdmissionPolicies().Informer(), v1.ValidatingAdmissionPolicyBindings().Informer()); err != nil {
+				return nil, err
+			}
+			return v, nil
+		})},
+		Configured: configured("validatingadmissionpolicybindings"),
 	}}
 	return mutatingPlugins, validatingPlugins, nil
+}
+
+// initPolicy initializes a policy plugin as kube-apiserver does and checks it, which starts its
+// source and dispatcher until c.Drained closes; then it starts the informers the plugin asked for
+// that are not running yet and waits for those it reads (policies, bindings, namespaces).
+func initPolicy(c Config, mapper meta.RESTMapper, p admission.Interface, policies, bindings cache.SharedIndexInformer) error {
+	admission.PluginInitializers{
+		initializer.NewAPIServerIDInitializer(c.APIServerID),
+		initializer.New(c.Client, c.Dynamic, c.Informers, c.Authorizer, c.FeatureGates,
+			compatibility.NewEffectiveVersionFromString(kubeVersion, "", ""), c.Drained, mapper),
+		excludedInitializer{},
+	}.Initialize(p)
+	if err := admission.ValidateInitialization(p); err != nil {
+		return err
+	}
+	return startInformers(c, policies, bindings, c.Informers.Core().V1().Namespaces().Informer())
 }
 
 // resetting wraps m in a resettingMapper when it can be reset.

@@ -4,21 +4,23 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	webhookutil "k8s.io/apiserver/pkg/util/webhook"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/apictl/apictl/pkg/admission"
 	"github.com/apictl/apictl/pkg/features"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/serve/handlers"
+	"github.com/apictl/apictl/pkg/storage/cacher"
 )
 
 // addAdmission puts kube's admission plugins in front of the handlers' writes: the webhook plugins
 // when the API serves webhook configurations, the policy plugins when it serves policies. The chain
-// reads its configurations through the in-process informers, so it is built by a post-start hook
-// (named as kube's) that waits for them; /readyz waits for the hook, and writes before it are not
-// admitted.
+// is built by a post-start hook (named as kube's) once the watch caches are ready; /readyz waits for
+// the hook, and writes before it are not admitted. Each plugin (CEL environments, policy sources,
+// the informers it reads its configurations from) is built only by the first write that a
+// configuration of it exists for: see admission.New.
 func addAdmission(s *serve.Server, cfg *serve.Config, rest *handlers.API, cl *clients, caches *watchCaches) error {
 	webhooks := admissionServed(cfg.API, "mutatingwebhookconfigurations", "validatingwebhookconfigurations")
 	policies := admissionServed(cfg.API, "validatingadmissionpolicies", "validatingadmissionpolicybindings",
@@ -27,7 +29,7 @@ func addAdmission(s *serve.Server, cfg *serve.Config, rest *handlers.API, cl *cl
 		return nil
 	}
 	// Asked for now, before the start-informers hook starts the factory.
-	res, err := newServiceResolver(cfg.API, cl)
+	res, err := cl.serviceResolver()
 	if err != nil {
 		return fmt.Errorf("building the webhooks' service resolver: %w", err)
 	}
@@ -48,6 +50,7 @@ func addAdmission(s *serve.Server, cfg *serve.Config, rest *handlers.API, cl *cl
 			Client: cl.kube, Dynamic: cl.dynamic, Informers: cl.informers, RESTMapper: cl.mapper,
 			Authorizer:      admission.KubeAuthorizer(cfg.Authorization),
 			ServiceResolver: sr, FeatureGates: fg, Drained: ctx.Done(), WithoutWebhooks: !webhooks,
+			Configured: cachedConfigured(caches),
 		}
 		if policies {
 			c.Policies = admission.NewPolicyPlugins
@@ -56,34 +59,26 @@ func addAdmission(s *serve.Server, cfg *serve.Config, rest *handlers.API, cl *cl
 		if err != nil {
 			return err
 		}
-		// The factory may have started already: Start only runs the informers the plugins added.
-		// Only the plugins' own informers are waited for; others' belong to their hooks.
-		synced := admissionInformers(cl, webhooks, policies) // asked for before Start, so that it runs them
-		cl.informers.Start(ctx.Done())
-		if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-			return fmt.Errorf("the informers of admission did not sync: %w", ctx.Err())
-		}
 		rest.SetAdmission(chain)
 		return nil
 	})
 }
 
-// admissionInformers are the synced tests of the informers the plugins read their configurations
-// from (a policy's params are read by the plugin, which waits for them itself).
-func admissionInformers(cl *clients, webhooks, policies bool) []cache.InformerSynced {
-	v1 := cl.informers.Admissionregistration().V1()
-	synced := []cache.InformerSynced{cl.informers.Core().V1().Namespaces().Informer().HasSynced}
-	if webhooks {
-		synced = append(synced, v1.MutatingWebhookConfigurations().Informer().HasSynced,
-			v1.ValidatingWebhookConfigurations().Informer().HasSynced)
+// cachedConfigured tells from the server's watch caches whether objects of an
+// admissionregistration.k8s.io resource exist: the plugins' informers (and the namespaces') then
+// start with the first plugin a configuration calls for, not with the server. A resource without a
+// cache counts as configured, so that its plugin is called and decides.
+func cachedConfigured(caches *watchCaches) func(resource string) func() bool {
+	return func(resource string) func() bool {
+		c, ok := caches.byResource[schema.GroupResource{Group: routes.GroupAdmissionRegistration, Resource: resource}].(*cacher.Cacher)
+		if !ok {
+			return func() bool { return true }
+		}
+		return func() bool {
+			st := c.Stats()
+			return !st.Ready || st.Objects > 0
+		}
 	}
-	if policies {
-		synced = append(synced, v1.ValidatingAdmissionPolicies().Informer().HasSynced,
-			v1.ValidatingAdmissionPolicyBindings().Informer().HasSynced,
-			v1.MutatingAdmissionPolicies().Informer().HasSynced,
-			v1.MutatingAdmissionPolicyBindings().Informer().HasSynced)
-	}
-	return synced
 }
 
 // admissionServed reports whether the API serves all these admissionregistration.k8s.io/v1 resources.

@@ -1,26 +1,18 @@
 package apiserver_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -39,36 +31,16 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/apictl/apictl/internal/webhooktest"
 	"github.com/apictl/apictl/pkg/serve/servertest"
 )
 
 // admissionWebhook is the test/admissionwebhook program, running.
 type admissionWebhook struct {
+	*webhooktest.Process
 	url    string // https://127.0.0.1:PORT
 	ca     []byte
 	client *http.Client
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
-}
-
-func (w *admissionWebhook) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stderr.Write(p)
-}
-
-func (w *admissionWebhook) log() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stderr.String()
-}
-
-func (w *admissionWebhook) stop() {
-	if w.cmd.ProcessState == nil {
-		_ = w.cmd.Process.Kill()
-		_ = w.cmd.Wait()
-	}
 }
 
 // webhookCalls are the reviews the webhook counted for a path.
@@ -93,92 +65,27 @@ func (w *admissionWebhook) calls(t *testing.T) map[string]webhookCalls {
 }
 
 // startAdmissionWebhook builds and starts test/admissionwebhook with a serving certificate for
-// 127.0.0.1 signed by a CA made here.
+// 127.0.0.1 and the service hooks.by-service (a webhook called through a service is verified as
+// <service>.<namespace>.svc), signed by a CA made here.
 func startAdmissionWebhook(t testing.TB) *admissionWebhook {
 	t.Helper()
+	certs, err := webhooktest.NewCertificates("admissionwebhook", "hooks.by-service.svc")
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "admissionwebhook")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/apictl/apictl/test/admissionwebhook").CombinedOutput(); err != nil {
-		t.Fatalf("building the admission webhook: %v\n%s", err, out)
-	}
-	ca, certPEM, keyPEM := servingPair(t)
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+	if err := os.WriteFile(certFile, certs.Cert, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+	if err := os.WriteFile(keyFile, certs.Key, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w := &admissionWebhook{ca: ca}
-	w.cmd = exec.Command(bin, "--tls-cert-file", certFile, "--tls-private-key-file", keyFile)
-	w.cmd.Stderr = w
-	stdout, err := w.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.stop)
-	urls := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		urls <- strings.TrimSpace(line)
-	}()
-	select {
-	case w.url = <-urls:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the admission webhook printed no URL within 30s: %s", w.log())
-	}
-	if !strings.HasPrefix(w.url, "https://127.0.0.1:") {
-		t.Fatalf("admission webhook URL %q: %s", w.url, w.log())
-	}
+	p := webhooktest.Start(t, "github.com/apictl/apictl/test/admissionwebhook", "--tls-cert-file", certFile, "--tls-private-key-file", keyFile)
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca)
-	w.client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
-	return w
-}
-
-// servingPair makes a CA and a serving certificate it signs for 127.0.0.1 and the service
-// hooks.by-service, as PEM.
-func servingPair(t testing.TB) (caPEM, certPEM, keyPEM []byte) {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "admissionwebhook test CA"},
-		NotBefore: now.Add(-time.Minute), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "admissionwebhook"},
-		NotBefore: now.Add(-time.Minute), NotAfter: now.Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		// A webhook called through a service is verified as <service>.<namespace>.svc.
-		DNSNames: []string{"localhost", "hooks.by-service.svc"}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	pool.AppendCertsFromPEM(certs.CA)
+	return &admissionWebhook{Process: p, url: p.URL, ca: certs.CA,
+		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}}
 }
 
 // closedURL is an https URL on 127.0.0.1 where nothing listens.
@@ -193,15 +100,23 @@ func closedURL(t *testing.T) string {
 	return "https://" + addr
 }
 
+// auditing writes the audit policy into a directory of the test's and returns the flags that audit
+// by it to a log file there, and the log's path.
+func auditing(t *testing.T, policy string) (args []string, logPath string) {
+	t.Helper()
+	dir := t.TempDir()
+	policyPath, logPath := filepath.Join(dir, "audit-policy.yaml"), filepath.Join(dir, "audit.log")
+	if err := os.WriteFile(policyPath, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--audit-policy-file", policyPath, "--audit-log-path", logPath}, logPath
+}
+
 // admissionNamespace creates a namespace labelled for one case: each case's webhooks select their
 // namespace, so cases do not see each other's hooks.
 func admissionNamespace(t *testing.T, c kubernetes.Interface, name string) {
 	t.Helper()
-	_, err := c.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name: name, Labels: map[string]string{"admission-case": name}}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	createNamespace(t, c, name, map[string]string{"admission-case": name})
 }
 
 // hookFor is a webhook of one case: CREATE of configmaps (and widgets) in the case's namespace.
@@ -357,12 +272,8 @@ func asStatus(err error, out **apierrors.StatusError) bool {
 
 func TestAdmissionWebhooks(t *testing.T) {
 	hook := startAdmissionWebhook(t)
-	dir := t.TempDir()
-	policy, auditLog := filepath.Join(dir, "audit-policy.yaml"), filepath.Join(dir, "audit.log")
-	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := servertest.Start(t, "--audit-policy-file", policy, "--audit-log-path", auditLog)
+	auditArgs, auditLog := auditing(t, "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n")
+	s := servertest.Start(t, auditArgs...)
 	ctx := context.Background()
 	cfg := rest.CopyConfig(s.AdminConfig)
 	warn := &hookWarnings{}
@@ -572,4 +483,49 @@ func TestAdmissionWebhooks(t *testing.T) {
 			t.Errorf("the dry-run configmap was stored: %v", err)
 		}
 	})
+}
+
+// TestAdmissionInformersStartWithTheFirstConfiguration: a server without webhook configurations or
+// policy bindings runs no informer of them (the plugins and their informers are built by the first
+// write that a configuration exists for); a validating webhook configuration starts the validating
+// webhook plugin's informer alone.
+func TestAdmissionInformersStartWithTheFirstConfiguration(t *testing.T) {
+	hook := startAdmissionWebhook(t)
+	s := servertest.Start(t)
+	c := kubernetes.NewForConfigOrDie(s.AdminConfig)
+	watchers := func(resource string) string {
+		return metricSample(t, s, `apiserver_registered_watchers{group="admissionregistration.k8s.io",resource="`+resource+`"}`)
+	}
+	configurations := []string{"validatingwebhookconfigurations", "mutatingwebhookconfigurations",
+		"validatingadmissionpolicybindings", "mutatingadmissionpolicybindings", "validatingadmissionpolicies", "mutatingadmissionpolicies"}
+	// Others (the garbage collector) may watch every resource: the plugins' informers are counted
+	// on top of them.
+	before := map[string]int{}
+	for _, r := range configurations {
+		n, err := strconv.Atoi(watchers(r))
+		if err != nil {
+			t.Fatalf("%s: watchers: %v", r, err)
+		}
+		before[r] = n
+	}
+	admissionNamespace(t, c, "first")
+	h := validatingHook("first.example.com", "first", hook.url+"/deny/refused/403/refused", hook.ca, admissionregistrationv1.Fail, 10)
+	if _, err := c.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(context.Background(), h, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The watch cache sees the configuration a moment after the write; dry runs probe until then.
+	untilPolicy(t, "the webhook to refuse", func() (bool, string) {
+		_, err := c.CoreV1().ConfigMaps("first").Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "refused"}},
+			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil && err.Error() == `admission webhook "first.example.com" denied the request: refused`, policyErrString(err)
+	})
+	for _, r := range configurations {
+		want := before[r]
+		if r == "validatingwebhookconfigurations" {
+			want++
+		}
+		if got := watchers(r); got != strconv.Itoa(want) {
+			t.Errorf("%s: %s watchers after a validating webhook was configured, want %d", r, got, want)
+		}
+	}
 }

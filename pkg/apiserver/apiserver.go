@@ -105,6 +105,9 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		extras.Adjust(cfg)
 	}
 	var bg background
+	// The controllers that run once per cluster, on the holder of the leader election Lease.
+	ctrls := clusterControllers{enabled: o.Controllers.Enabled}
+	ctrls.add("namespace-controller", rest.RunNamespaceController)
 	etcd := newEtcdMonitor(st.store.Healthy, cfg.Logger)
 	s, err := cfg.Complete().New()
 	if err != nil {
@@ -119,10 +122,6 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		}),
 		s.AddPostStartHook("storage-readiness", caches.waitReady),
 		s.AddPostStartHook("default-namespaces", rest.EnsureDefaultNamespaces),
-		s.AddPostStartHook("start-namespace-controller", func(ctx context.Context) error {
-			bg.goRun(func() { rest.RunNamespaceController(ctx) })
-			return nil
-		}),
 		s.AddPostStartHook("start-etcd-compactor", func(ctx context.Context) error {
 			st.store.StartCompactor(ctx)
 			return nil
@@ -144,17 +143,17 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		return nil, err
 	}
 	if rbacServed {
-		if err := addRBACHooks(s, cfg, rest, &bg, policy, policyStores); err != nil {
+		if err := addRBACHooks(s, cfg, rest, &bg, &ctrls, policy, policyStores); err != nil {
 			return nil, err
 		}
 	}
-	if err := addServiceAccountHooks(s, cfg, o, rest, caches, &bg); err != nil {
+	if err := addServiceAccountHooks(s, cfg, o, rest, caches, &ctrls); err != nil {
 		return nil, err
 	}
-	if err := addCRDHooks(s, cfg, rest, caches, st.store, crds, &bg); err != nil {
+	if err := addCRDHooks(s, cfg, rest, caches, st.store, crds, &bg, &ctrls); err != nil {
 		return nil, err
 	}
-	cl, err := newClients(s, caches, &bg)
+	cl, err := newClients(s, cfg.API, caches, &bg)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +163,13 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if err := addAggregation(s, cfg, o, cl, &bg); err != nil {
 		return nil, err
 	}
-	if err := addAPIServiceHooks(s, cfg, o, cl, &bg); err != nil {
+	if err := addAPIServiceHooks(s, cfg, o, cl, &bg, &ctrls); err != nil {
+		return nil, err
+	}
+	if err := addGarbageCollector(s, cfg, cl, caches, &ctrls); err != nil {
+		return nil, err
+	}
+	if err := addClusterControllers(s, cfg, o, cl, &ctrls, rest.EnsureDefaultNamespaces, &bg); err != nil {
 		return nil, err
 	}
 	return s.PrepareRun(), nil

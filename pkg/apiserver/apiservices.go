@@ -9,8 +9,6 @@ import (
 
 	crdclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	crdinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
-	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
-	aggregatorinformers "k8s.io/kube-aggregator/pkg/client/informers/externalversions"
 
 	"github.com/apictl/apictl/pkg/controllers/apiserviceavailable"
 	"github.com/apictl/apictl/pkg/controllers/autoregister"
@@ -27,14 +25,17 @@ import (
 //   - kube-apiserver-autoregistration: a Local APIService for every built-in group version (once, at
 //     start) and for every CRD group version (as CRDs come and go); /readyz waits, as kube's
 //     autoregister-completion check does, until the built-in ones have been seen Available;
-//   - apiservice-status-available-controller: the Available condition of every APIService, kube's
-//     local and remote availability controllers in one;
+//   - apiservice-status-available-controller: the Available condition of the local APIServices,
+//     kube's local availability controller, on every replica as in kube (so that a replica's
+//     readiness never waits for another); the remote ones' (kube's remote availability controller)
+//     once per cluster under the Lease (ctrls), as their checks reach the network and replicas
+//     would otherwise write what each of them sees in turn;
 //   - start-cluster-authentication-info-controller: the client CA and request-header settings for
 //     extension API servers.
 //
 // Controllers read through informers over the in-process API and stop with the server's context.
-func addAPIServiceHooks(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, cl *clients, bg *background) error {
-	return errors.Join(addExtensionAuthHook(s, cfg, o, cl, bg), addAPIServiceControllers(s, cfg, o, cl, bg))
+func addAPIServiceHooks(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, cl *clients, bg *background, ctrls *clusterControllers) error {
+	return errors.Join(addExtensionAuthHook(s, cfg, o, cl, bg), addAPIServiceControllers(s, cfg, o, cl, bg, ctrls))
 }
 
 // servesV1 reports whether the built-in API serves the v1 resource of the group.
@@ -73,16 +74,16 @@ func addExtensionAuthHook(s *serve.Server, cfg *serve.Config, o *flags.ServerOpt
 	})
 }
 
-func addAPIServiceControllers(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, cl *clients, bg *background) error {
+func addAPIServiceControllers(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, cl *clients, bg *background, ctrls *clusterControllers) error {
 	if !servesV1(cfg.API, routes.GroupAPIRegistration, "apiservices") {
 		return nil
 	}
-	loopbackConfig := (&loopback{handler: s.InProcess()}).config()
-	client, err := aggregatorclient.NewForConfig(loopbackConfig)
+	loopbackConfig := cl.loopback.config()
+	// The APIService informer is the aggregator's too.
+	client, factory, err := cl.apiServices()
 	if err != nil {
-		return fmt.Errorf("building the in-process APIService client: %w", err)
+		return err
 	}
-	factory := aggregatorinformers.NewSharedInformerFactory(client, 0)
 	apiServices := factory.Apiregistration().V1().APIServices()
 
 	reg, err := autoregister.New(apiServices, client.ApiregistrationV1(), cfg.Logger)
@@ -113,19 +114,36 @@ func addAPIServiceControllers(s *serve.Server, cfg *serve.Config, o *flags.Serve
 		done  *autoregister.Completion
 	)
 	if servesV1(cfg.API, routes.GroupCore, "services") && servesV1(cfg.API, "discovery.k8s.io", "endpointslices") {
-		res, err := newServiceResolver(cfg.API, cl)
+		res, err := cl.serviceResolver()
 		if err != nil {
 			return err
 		}
 		certFile, keyFile := proxyClientPair(o)
-		avail, err = apiserviceavailable.New(apiserviceavailable.Config{
-			APIServices: apiServices, Services: cl.informers.Core().V1().Services(),
-			EndpointSlices: cl.informers.Discovery().V1().EndpointSlices(), Client: client.ApiregistrationV1(),
-			Resolver: res, ProxyClientCert: proxyClientCert(certFile, keyFile, cfg), Logger: cfg.Logger,
-		})
+		availConfig := func(only apiserviceavailable.Scope) apiserviceavailable.Config {
+			return apiserviceavailable.Config{
+				APIServices: apiServices, Services: cl.informers.Core().V1().Services(),
+				EndpointSlices: cl.informers.Discovery().V1().EndpointSlices(), Client: client.ApiregistrationV1(),
+				Resolver: res, ProxyClientCert: proxyClientCert(certFile, keyFile, cfg), Logger: cfg.Logger, Only: only,
+			}
+		}
+		// The remote controller is built anew each term, after the informers started: ask for its
+		// informers now, so that the start-informers hook starts them.
+		cl.informers.Core().V1().Services().Informer()
+		cl.informers.Discovery().V1().EndpointSlices().Informer()
+		avail, err = apiserviceavailable.New(availConfig(apiserviceavailable.LocalOnly))
 		if err != nil {
 			return err
 		}
+		// A new controller each term: one runs once (its handlers leave the shared informers).
+		ctrls.add("apiservice-status-remote-available-controller", func(ctx context.Context) {
+			remote, err := apiserviceavailable.New(availConfig(apiserviceavailable.RemoteOnly))
+			if err != nil {
+				cfg.Logger.Error("the remote APIService availability controller cannot start", "err", err)
+				<-ctx.Done()
+				return
+			}
+			remote.Run(ctx, 5)
+		})
 		if done, err = autoregister.NewCompletion(apiServices, builtin); err != nil {
 			return err
 		}
@@ -143,9 +161,9 @@ func addAPIServiceControllers(s *serve.Server, cfg *serve.Config, o *flags.Serve
 			if crdFactory != nil {
 				crdFactory.Start(ctx.Done())
 			}
+			// factory is shut down by the start-informers hook, which owns it.
 			bg.goRun(func() {
 				<-ctx.Done()
-				factory.Shutdown()
 				if crdFactory != nil {
 					crdFactory.Shutdown()
 				}

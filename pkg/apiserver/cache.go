@@ -24,6 +24,9 @@ type watchCaches struct {
 	running    sync.WaitGroup
 	// custom, once the CRD controller is set up, lists the watch caches of the custom resources.
 	custom atomic.Pointer[func() map[schema.GroupResource]*cacher.Cacher]
+	// customChanged is notified by the CRD controller each time those caches (and the API with
+	// them) change, so that the garbage collector follows custom resources without polling.
+	customChanged changes
 }
 
 func newWatchCaches(api *routes.API, store storage.Store, log *slog.Logger) (*watchCaches, error) {

@@ -31,11 +31,13 @@ import (
 )
 
 // crdController turns the CustomResourceDefinitions stored in the cluster into served APIs, on every
-// replica: it follows the CRDs' watch, decides their accepted names and conditions (crdnames), builds
-// the handlers and watch cache of each established CRD once per change of it, swaps the server's API
-// and the handlers' custom resources whole, stores the status it decided, and deletes a deleted
-// CRD's instances before letting it go. What kube splits into its naming, establishing, finalizer
-// and API-serving controllers is one loop here, so that a batch of changes costs one swap.
+// replica: it follows the CRDs' watch, builds the handlers and watch cache of each established CRD
+// once per change of it, and swaps the server's API and the handlers' custom resources whole. On the
+// replica that holds the controllers' Lease (lead) it also decides the accepted names and conditions
+// (crdnames), serves what it decided at once, stores it, and deletes a deleted CRD's instances before
+// letting it go; the other replicas serve what is stored, so that every replica serves the names the
+// leader wrote and a deleted CRD is cleaned up once. What kube splits into its naming, establishing,
+// finalizer and API-serving controllers is one loop here, so that a batch of changes costs one swap.
 type crdController struct {
 	server    *serve.Server
 	builtin   *routes.API
@@ -55,7 +57,6 @@ type crdController struct {
 	// Owned by run's goroutine.
 	objs   map[string]*apiextensionsv1.CustomResourceDefinition // by storage key
 	served map[string]*servedCRD                                // by CRD name
-	wg     sync.WaitGroup
 	wake   chan struct{}
 
 	cleaningMu sync.Mutex
@@ -63,10 +64,19 @@ type crdController struct {
 
 	cachesMu sync.Mutex
 	caches   map[schema.GroupResource]*cacher.Cacher // the served CRDs' watch caches, for metrics
+	// cachesChanged, when set, is told each time caches (and the API) changed: the garbage
+	// collector follows custom resources through it.
+	cachesChanged *changes
 
 	statuses  chan *apiextensionsv1.CustomResourceDefinition
 	writingMu sync.Mutex
 	writing   map[string]bool // name@resourceVersion of the statuses being written
+
+	// leadCtx is the context of the current term while this replica holds the Lease, else nil;
+	// leadWG counts the cleanups started in the term, which the term waits for.
+	leadMu  sync.Mutex
+	leadCtx context.Context
+	leadWG  sync.WaitGroup
 }
 
 // servedCRD is one CRD as served: what it was built from, and its handlers and watch cache.
@@ -99,7 +109,7 @@ type crdUpdate struct {
 }
 
 // run follows the CRDs until ctx ends, then stops every custom resource's watch cache and returns
-// once they and the cleanups have stopped.
+// once they have stopped. Status writes and cleanups belong to lead's terms, which wait for them.
 func (c *crdController) run(ctx context.Context) {
 	updates := make(chan crdUpdate, 64)
 	var reflector sync.WaitGroup
@@ -113,12 +123,8 @@ func (c *crdController) run(ctx context.Context) {
 			}
 		}, c.log)
 	})
-	for range statusWriters {
-		c.wg.Go(func() { c.writeStatuses(ctx) })
-	}
 	defer func() {
 		reflector.Wait()
-		c.wg.Wait()
 		for _, s := range c.served {
 			s.stop()
 			<-s.done
@@ -176,13 +182,18 @@ func (c *crdController) apply(u crdUpdate) {
 	}
 }
 
-// sync decides every CRD's names, serves the established ones, stores the statuses that changed, and
-// starts the cleanup of deleted CRDs.
+// sync serves the established CRDs. On the leader it first decides every CRD's names, and after
+// serving stores the statuses that changed and starts the cleanup of deleted CRDs.
 func (c *crdController) sync(ctx context.Context) {
 	// The stored objects are shared with c.objs: a CRD is copied before its status is changed.
 	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(c.objs))
 	for _, o := range c.objs {
 		crds = append(crds, o)
+	}
+	leadCtx := c.leading()
+	if leadCtx == nil {
+		c.serve(ctx, crds)
+		return
 	}
 	// The oldest CRD wins a name both want, whichever replica decides.
 	slices.SortFunc(crds, func(a, b *apiextensionsv1.CustomResourceDefinition) int {
@@ -205,18 +216,81 @@ func (c *crdController) sync(ctx context.Context) {
 		}
 	}
 	c.serve(ctx, crds)
-	c.storeStatuses(ctx, changed)
+	c.storeStatuses(leadCtx, changed)
 	c.cleaningMu.Lock()
 	defer c.cleaningMu.Unlock()
 	for _, crd := range crds {
 		if crd.DeletionTimestamp != nil && slices.Contains(crd.Finalizers, apiextensionsv1.CustomResourceCleanupFinalizer) && !c.cleaning[crd.Name] {
-			c.cleaning[crd.Name] = true
 			var ext *handlers.Extension
 			if s, ok := c.served[crd.Name]; ok {
 				ext = s.ext
 			}
-			c.wg.Go(func() { c.cleanup(ctx, crd, ext) })
+			if c.goLead(func(ctx context.Context) { c.cleanup(ctx, crd, ext) }) {
+				c.cleaning[crd.Name] = true
+			}
 		}
+	}
+}
+
+// leading returns the current term's context while this replica holds the Lease, else nil.
+func (c *crdController) leading() context.Context {
+	c.leadMu.Lock()
+	defer c.leadMu.Unlock()
+	if c.leadCtx == nil || c.leadCtx.Err() != nil {
+		return nil
+	}
+	return c.leadCtx
+}
+
+// goLead runs fn in the current term, which waits for it; false when this replica does not lead.
+func (c *crdController) goLead(fn func(ctx context.Context)) bool {
+	c.leadMu.Lock()
+	defer c.leadMu.Unlock()
+	if c.leadCtx == nil || c.leadCtx.Err() != nil {
+		return false
+	}
+	ctx := c.leadCtx
+	c.leadWG.Go(func() { fn(ctx) })
+	return true
+}
+
+// lead is the cluster-wide half, run under the controllers' Lease: until ctx ends, syncs decide names
+// and conditions, their statuses are written, and deleted CRDs are cleaned up. It returns once its
+// status writers and cleanups have stopped; the next term starts afresh.
+func (c *crdController) lead(ctx context.Context) {
+	var writers sync.WaitGroup
+	for range statusWriters {
+		writers.Go(func() { c.writeStatuses(ctx) })
+	}
+	c.leadMu.Lock()
+	c.leadCtx = ctx
+	c.leadMu.Unlock()
+	// Look again at every CRD: what the previous holder left undecided or uncleaned is this one's.
+	c.wakeUp()
+	<-ctx.Done()
+	c.leadMu.Lock()
+	c.leadCtx = nil // no cleanup starts after this, so the wait below is the last
+	c.leadMu.Unlock()
+	writers.Wait()
+	c.leadWG.Wait()
+	// Statuses queued but not written are decided again in the next term, from what is stored then.
+	for {
+		select {
+		case <-c.statuses:
+		default:
+			c.writingMu.Lock()
+			clear(c.writing)
+			c.writingMu.Unlock()
+			return
+		}
+	}
+}
+
+// wakeUp asks the run loop for a sync without blocking.
+func (c *crdController) wakeUp() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -240,6 +314,10 @@ func (c *crdController) storeStatuses(ctx context.Context, crds []*apiextensions
 		select {
 		case c.statuses <- crd:
 		case <-ctx.Done():
+			// The term ended: the next one decides this status again and must not find it taken.
+			c.writingMu.Lock()
+			delete(c.writing, key)
+			c.writingMu.Unlock()
 			return
 		}
 	}
@@ -340,6 +418,9 @@ func (c *crdController) serve(ctx context.Context, crds []*apiextensionsv1.Custo
 	c.cachesMu.Lock()
 	c.caches = caches
 	c.cachesMu.Unlock()
+	if c.cachesChanged != nil {
+		c.cachesChanged.notify()
+	}
 }
 
 // watchCaches returns the served CRDs' watch caches.
@@ -511,10 +592,7 @@ func (c *crdController) cleaningDone(name string) {
 	c.cleaningMu.Lock()
 	delete(c.cleaning, name)
 	c.cleaningMu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
+	c.wakeUp()
 }
 
 // deleteInstances deletes every instance and waits until none is left, with kube's conditions.
@@ -593,8 +671,11 @@ func specEqual(a, b apiextensionsv1.CustomResourceDefinitionSpec) bool {
 
 // addCRDHooks runs the CRD controller with the server, in kube's start-apiextensions-controllers
 // and crd-informer-synced hooks: the hook creates the --api-config CRDs and finishes, turning
-// /readyz green, once every stored CRD is served.
-func addCRDHooks(s *serve.Server, cfg *serve.Config, rest *handlers.API, caches *watchCaches, store storage.Store, bootstrap []routes.CRD, bg *background) error {
+// /readyz green, once every stored CRD is served. Serving runs on every replica; deciding and storing
+// names and conditions, and cleaning up deleted CRDs, once per cluster under the Lease (ctrls). A
+// replica that does not lead is ready once the leader has established the --api-config CRDs (within
+// a lease duration of a leader's death, when another replica takes over).
+func addCRDHooks(s *serve.Server, cfg *serve.Config, rest *handlers.API, caches *watchCaches, store storage.Store, bootstrap []routes.CRD, bg *background, ctrls *clusterControllers) error {
 	crdStore, ok := caches.byResource[apiextensionsv1.Resource("customresourcedefinitions")]
 	if !ok {
 		if len(bootstrap) > 0 {
@@ -612,7 +693,9 @@ func addCRDHooks(s *serve.Server, cfg *serve.Config, rest *handlers.API, caches 
 	}
 	c := newCRDController(s, cfg.API, rest, store, crdStore, client, bootstrap, cfg.Logger)
 	list := c.watchCaches
+	c.cachesChanged = &caches.customChanged
 	caches.custom.Store(&list)
+	ctrls.add("crd-status-and-cleanup-controller", c.lead)
 	return s.AddPostStartHook("start-apiextensions-controllers", func(ctx context.Context) error {
 		bg.goRun(func() { c.run(ctx) })
 		if err := c.createBootstrap(ctx); err != nil {

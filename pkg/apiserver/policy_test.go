@@ -164,7 +164,19 @@ func applyPolicies(t testing.TB, c kubernetes.Interface, docs string) {
 	}
 }
 
-func policyNamespace(t *testing.T, c kubernetes.Interface, name string, labels map[string]string) {
+// policyServer starts a server with args and creates the namespaces (name: labels) a policy test
+// selects: the setup the admission tests share.
+func policyServer(t testing.TB, namespaces map[string]map[string]string, args ...string) (*servertest.Server, kubernetes.Interface) {
+	t.Helper()
+	s := servertest.Start(t, args...)
+	c := kubernetes.NewForConfigOrDie(s.AdminConfig)
+	for name, labels := range namespaces {
+		createNamespace(t, c, name, labels)
+	}
+	return s, c
+}
+
+func createNamespace(t testing.TB, c kubernetes.Interface, name string, labels map[string]string) {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	if _, err := c.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
@@ -175,7 +187,7 @@ func policyNamespace(t *testing.T, c kubernetes.Interface, name string, labels m
 // untilPolicy retries try for up to 10 s until it reports done: kube's policy plugins compile a new
 // policy or binding within a second of seeing it, and apictl's informers see it a moment after the
 // write.
-func untilPolicy(t *testing.T, what string, try func() (done bool, detail string)) {
+func untilPolicy(t testing.TB, what string, try func() (done bool, detail string)) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -193,10 +205,8 @@ func untilPolicy(t *testing.T, what string, try func() (done bool, detail string
 // TestValidatingAdmissionPolicyDenies: a policy with a ConfigMap param refuses a configmap with the
 // policy's message, in the very Status kube-apiserver v1.37.2 sends; other namespaces and names pass.
 func TestValidatingAdmissionPolicyDenies(t *testing.T) {
-	s := servertest.Start(t)
-	c := adminClient(t, s)
+	s, c := policyServer(t, map[string]map[string]string{"pol": {"policy": "on"}})
 	ctx := context.Background()
-	policyNamespace(t, c, "pol", map[string]string{"policy": "on"})
 	params := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "limits", Namespace: "default"}, Data: map[string]string{"forbidden": "bad"}}
 	if _, err := c.CoreV1().ConfigMaps("default").Create(ctx, params, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -236,9 +246,7 @@ func TestValidatingAdmissionPolicyDenies(t *testing.T) {
 // TestValidatingAdmissionPolicyWarns: a binding with validationActions [Warn] lets the write
 // through with kube's Warning header, which kubectl prints.
 func TestValidatingAdmissionPolicyWarns(t *testing.T) {
-	s := servertest.Start(t)
-	c := adminClient(t, s)
-	policyNamespace(t, c, "warnns", nil)
+	s, c := policyServer(t, map[string]map[string]string{"warnns": nil})
 	applyPolicies(t, c, warnSizePolicy)
 
 	const want = "Warning: Validation failed for ValidatingAdmissionPolicy 'warn-size' with binding 'warn-size-binding': too many keys"
@@ -261,10 +269,8 @@ func TestValidatingAdmissionPolicyWarns(t *testing.T) {
 // TestMutatingAdmissionPolicyMutates: the apply configuration adds a label and the JSON patch's
 // "add" of /data replaces the map, as kube-apiserver v1.37.2 stored them.
 func TestMutatingAdmissionPolicyMutates(t *testing.T) {
-	s := servertest.Start(t)
-	c := adminClient(t, s)
+	_, c := policyServer(t, map[string]map[string]string{"mapns": nil})
 	ctx := context.Background()
-	policyNamespace(t, c, "mapns", nil)
 	applyPolicies(t, c, addLabelPolicy)
 
 	i := 0
@@ -357,10 +363,8 @@ spec:
 // after the policy (so the plugin's mapper must read discovery again), chosen by a label selector
 // in the request's namespace; every param must allow. The denial is kube-apiserver v1.37.2's.
 func TestValidatingAdmissionPolicyCustomResourceParams(t *testing.T) {
-	s := servertest.Start(t)
-	c := adminClient(t, s)
+	s, c := policyServer(t, map[string]map[string]string{"crdns": nil})
 	ctx := context.Background()
-	policyNamespace(t, c, "crdns", nil)
 	applyPolicies(t, c, maxKeysPolicy)
 	// Without its paramKind the policy is misconfigured, and its failurePolicy Fail refuses.
 	untilPolicy(t, "the policy to miss its paramKind", func() (bool, string) {
@@ -435,20 +439,14 @@ spec:
 // TestValidatingAdmissionPolicyAudits: the Audit action and the policy's auditAnnotations land in
 // the request's audit event with the keys and values kube-apiserver v1.37.2 writes.
 func TestValidatingAdmissionPolicyAudits(t *testing.T) {
-	dir := t.TempDir()
-	auditPolicy := filepath.Join(dir, "audit-policy.yaml")
-	if err := os.WriteFile(auditPolicy, []byte(`apiVersion: audit.k8s.io/v1
+	auditArgs, auditLog := auditing(t, `apiVersion: audit.k8s.io/v1
 kind: Policy
 rules:
 - level: Metadata
   resources: [{group: "", resources: ["configmaps"]}]
 - level: None
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	auditLog := filepath.Join(dir, "audit.log")
-	s := servertest.Start(t, "--audit-policy-file", auditPolicy, "--audit-log-path", auditLog)
-	c := adminClient(t, s)
+`)
+	_, c := policyServer(t, nil, auditArgs...)
 	ctx := context.Background()
 	applyPolicies(t, c, auditSizePolicy)
 
@@ -532,8 +530,7 @@ spec:
 // TestValidatingAdmissionPolicyGuardsDelete: a policy on DELETE sees the stored object as
 // oldObject and refuses the delete; other deletes pass.
 func TestValidatingAdmissionPolicyGuardsDelete(t *testing.T) {
-	s := servertest.Start(t)
-	c := adminClient(t, s)
+	_, c := policyServer(t, nil)
 	ctx := context.Background()
 	cms := c.CoreV1().ConfigMaps("default")
 	for _, name := range []string{"keep", "drop"} {

@@ -73,10 +73,11 @@ func (b *background) goRun(fn func()) {
 func (b *background) wait() { b.wg.Wait() }
 
 // addRBACHooks starts what RBAC needs with the server, in kube's rbac/bootstrap-roles hook: the
-// policy index fed from the watch caches, the clusterrole-aggregation controller, and the default
-// policy. The hook finishes, and /readyz turns green, once the index holds the default policy; the
-// index and the controller run until the server stops, and shutdown waits for them.
-func addRBACHooks(s *serve.Server, cfg *serve.Config, resources serve.ResourceHandler, bg *background, policy *rbac.Policy, stores rbac.Stores) error {
+// policy index fed from the watch caches and the default policy, on every replica as kube-apiserver
+// has them. The hook finishes, and /readyz turns green, once the index holds the default policy; the
+// index runs until the server stops, and shutdown waits for it. The clusterrole-aggregation
+// controller is kube-controller-manager's: it runs once per cluster, under the Lease (ctrls).
+func addRBACHooks(s *serve.Server, cfg *serve.Config, resources serve.ResourceHandler, bg *background, ctrls *clusterControllers, policy *rbac.Policy, stores rbac.Stores) error {
 	lb, err := newLoopback(cfg.API, resources)
 	if err != nil {
 		return fmt.Errorf("building the loopback client: %w", err)
@@ -94,16 +95,15 @@ func addRBACHooks(s *serve.Server, cfg *serve.Config, resources serve.ResourceHa
 		}
 		namespaces = core.Namespaces()
 	}
+	ctrls.add("clusterrole-aggregation-controller", func(ctx context.Context) {
+		select {
+		case <-policy.Ready():
+			clusterroleaggregation.New(policy, cs, cfg.Logger).Run(ctx)
+		case <-ctx.Done():
+		}
+	})
 	return s.AddPostStartHook("rbac/bootstrap-roles", func(ctx context.Context) error {
 		bg.goRun(func() { policy.Run(ctx, stores, cfg.Logger.With("component", "rbac-policy")) })
-		aggregation := clusterroleaggregation.New(policy, cs, cfg.Logger)
-		bg.goRun(func() {
-			select {
-			case <-policy.Ready():
-				aggregation.Run(ctx)
-			case <-ctx.Done():
-			}
-		})
 		if namespaces != nil {
 			bg.goRun(func() { bootstrapNamespacePolicy(ctx, cs, namespaces, cfg.Logger) })
 		}

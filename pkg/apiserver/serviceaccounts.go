@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -84,10 +83,10 @@ func rootCABundle(o *flags.ServerOptions) ([]byte, string, error) {
 	return data, path, nil
 }
 
-// addServiceAccountHooks connects the token issuer to storage and starts kube-controller-manager's
-// service-account controllers: a default ServiceAccount and the kube-root-ca.crt ConfigMap in every
-// active namespace. Shutdown waits for them.
-func addServiceAccountHooks(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, resources serve.ResourceHandler, caches *watchCaches, bg *background) error {
+// addServiceAccountHooks connects the token issuer to storage and registers kube-controller-manager's
+// service-account controllers, which run once per cluster under the Lease (ctrls): a default
+// ServiceAccount and the kube-root-ca.crt ConfigMap in every active namespace.
+func addServiceAccountHooks(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, resources serve.ResourceHandler, caches *watchCaches, ctrls *clusterControllers) error {
 	stores := coreStores(caches, "namespaces", "serviceaccounts", "secrets", "configmaps")
 	if cfg.ServiceAccountTokens != nil {
 		cfg.ServiceAccountTokens.SetStores(stores)
@@ -111,14 +110,15 @@ func addServiceAccountHooks(s *serve.Server, cfg *serve.Config, o *flags.ServerO
 	if rootCA == nil {
 		cfg.Logger.Info("no root CA bundle to publish as kube-root-ca.crt: the serving certificate is --tls-cert-file and there is no --client-ca-file")
 	}
-	return errors.Join(s.AddPostStartHook("start-serviceaccount-controllers", func(ctx context.Context) error {
-		sa := serviceaccounts.New(namespaces, saStore, core, cfg.Logger)
-		bg.goRun(func() { sa.Run(ctx) })
-		if rootCA != nil && cmStore != nil {
+	// kube-controller-manager's names for them.
+	ctrls.add("serviceaccount-controller", func(ctx context.Context) {
+		serviceaccounts.New(namespaces, saStore, core, cfg.Logger).Run(ctx)
+	})
+	if rootCA != nil && cmStore != nil {
+		ctrls.add("root-ca-certificate-publisher-controller", func(ctx context.Context) {
 			cfg.Logger.Debug("publishing the root CA bundle as kube-root-ca.crt", "file", rootCAPath)
-			pub := rootcacert.New(namespaces, cmStore, core, rootCA, cfg.Logger)
-			bg.goRun(func() { pub.Run(ctx) })
-		}
-		return nil
-	}))
+			rootcacert.New(namespaces, cmStore, core, rootCA, cfg.Logger).Run(ctx)
+		})
+	}
+	return nil
 }

@@ -34,6 +34,8 @@ type ServerOptions struct {
 	APIEnablement   *APIEnablementOptions
 	Logs            *LogsOptions
 	Services        *ServicesOptions
+	LeaderElection  *LeaderElectionOptions
+	Controllers     *ControllerOptions
 
 	// ConfigFile is a YAML file whose keys are flag names; flags and the environment override it.
 	ConfigFile string
@@ -59,6 +61,8 @@ func NewServerOptions() *ServerOptions {
 		APIEnablement:   NewAPIEnablementOptions(),
 		Logs:            NewLogsOptions(),
 		Services:        NewServicesOptions(),
+		LeaderElection:  NewLeaderElectionOptions(),
+		Controllers:     NewControllerOptions(),
 	}
 }
 
@@ -83,6 +87,8 @@ func (o *ServerOptions) sections() []struct {
 		{SectionAPIEnablement, o.APIEnablement},
 		{SectionLogs, o.Logs},
 		{SectionMisc, o.Services},
+		{SectionLeaderElection, o.LeaderElection},
+		{SectionLeaderElection, o.Controllers},
 	}
 }
 

@@ -3,6 +3,7 @@ package registry
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -18,17 +19,17 @@ func admissionRegistrationRules(gvk schema.GroupVersionKind) (kindRules, bool) {
 	}
 	switch gvk.Kind {
 	case "ValidatingWebhookConfiguration":
-		return validatingWebhookRules{compilers: newCELCompilers()}, true
+		return validatingWebhookRules(newCELCompilers()), true
 	case "MutatingWebhookConfiguration":
-		return mutatingWebhookRules{compilers: newCELCompilers()}, true
+		return mutatingWebhookRules(newCELCompilers()), true
 	case "ValidatingAdmissionPolicy":
 		return validatingPolicyRules{compilers: newCELCompilers()}, true
 	case "ValidatingAdmissionPolicyBinding":
-		return validatingBindingRules{}, true
+		return validatingBindingRules(), true
 	case "MutatingAdmissionPolicy":
 		return mutatingPolicyRules{compilers: newCELCompilers()}, true
 	case "MutatingAdmissionPolicyBinding":
-		return mutatingBindingRules{}, true
+		return mutatingBindingRules(), true
 	}
 	return nil, false
 }
@@ -47,79 +48,76 @@ func generationOnCreate(obj runtime.Object) {
 	}
 }
 
-// validatingWebhookRules are kube's ValidatingWebhookConfiguration strategy.
-type validatingWebhookRules struct {
+// webhookConfigRules are kube's strategy for a webhook configuration kind: C is the configuration
+// (*ValidatingWebhookConfiguration or *MutatingWebhookConfiguration), H its webhook type. The two
+// kinds differ only in their webhooks' defaults, validation and update options.
+type webhookConfigRules[C interface {
+	runtime.Object
+	metav1.Object
+}, H any] struct {
 	admissionKind
 	compilers *celCompilers
+	// webhooks are the configuration's webhooks (the slice shares their array: defaults set in place).
+	webhooks       func(C) []H
+	defaultWebhook func(*H)
+	validateConfig func(*celCompilers, C, webhookOptions) field.ErrorList
+	updateOptions  func(webhooks, old []H) webhookOptions
 }
 
-func (validatingWebhookRules) setDefaults(obj runtime.Object) {
-	c := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)
-	for i := range c.Webhooks {
-		defaultValidatingWebhook(&c.Webhooks[i])
+func validatingWebhookRules(compilers *celCompilers) kindRules {
+	return webhookConfigRules[*admissionregistrationv1.ValidatingWebhookConfiguration, admissionregistrationv1.ValidatingWebhook]{
+		compilers: compilers,
+		webhooks: func(c *admissionregistrationv1.ValidatingWebhookConfiguration) []admissionregistrationv1.ValidatingWebhook {
+			return c.Webhooks
+		},
+		defaultWebhook: defaultValidatingWebhook,
+		validateConfig: (*celCompilers).validateValidatingWebhookConfiguration,
+		updateOptions:  validatingUpdateOptions,
 	}
 }
 
-func (r validatingWebhookRules) prepareCreate(obj runtime.Object) {
+func mutatingWebhookRules(compilers *celCompilers) kindRules {
+	return webhookConfigRules[*admissionregistrationv1.MutatingWebhookConfiguration, admissionregistrationv1.MutatingWebhook]{
+		compilers: compilers,
+		webhooks: func(c *admissionregistrationv1.MutatingWebhookConfiguration) []admissionregistrationv1.MutatingWebhook {
+			return c.Webhooks
+		},
+		defaultWebhook: defaultMutatingWebhook,
+		validateConfig: (*celCompilers).validateMutatingWebhookConfiguration,
+		updateOptions:  mutatingUpdateOptions,
+	}
+}
+
+func (r webhookConfigRules[C, H]) setDefaults(obj runtime.Object) {
+	hooks := r.webhooks(obj.(C))
+	for i := range hooks {
+		r.defaultWebhook(&hooks[i])
+	}
+}
+
+func (r webhookConfigRules[C, H]) prepareCreate(obj runtime.Object) {
 	r.setDefaults(obj)
 	generationOnCreate(obj)
 }
 
 // prepareUpdate moves generation on when the webhooks changed.
-func (r validatingWebhookRules) prepareUpdate(obj, old runtime.Object) {
+func (r webhookConfigRules[C, H]) prepareUpdate(obj, old runtime.Object) {
 	r.setDefaults(obj)
-	c, oldC := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration), old.(*admissionregistrationv1.ValidatingWebhookConfiguration)
-	if !apiequality.Semantic.DeepEqual(c.Webhooks, oldC.Webhooks) {
-		c.Generation = oldC.Generation + 1
+	c, oldC := obj.(C), old.(C)
+	if !apiequality.Semantic.DeepEqual(r.webhooks(c), r.webhooks(oldC)) {
+		c.SetGeneration(oldC.GetGeneration() + 1)
 	}
 }
 
-func (r validatingWebhookRules) validate(obj runtime.Object) field.ErrorList {
-	c := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)
-	errs := r.compilers.validateValidatingWebhookConfiguration(c, createWebhookOptions())
-	return append(errs, validateStaticSuffix(c.Name)...)
+func (r webhookConfigRules[C, H]) validate(obj runtime.Object) field.ErrorList {
+	c := obj.(C)
+	errs := r.validateConfig(r.compilers, c, createWebhookOptions())
+	return append(errs, validateStaticSuffix(c.GetName())...)
 }
 
-func (r validatingWebhookRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
-	c, oldC := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration), old.(*admissionregistrationv1.ValidatingWebhookConfiguration)
-	return r.compilers.validateValidatingWebhookConfiguration(c, validatingUpdateOptions(c.Webhooks, oldC.Webhooks))
-}
-
-// mutatingWebhookRules are kube's MutatingWebhookConfiguration strategy.
-type mutatingWebhookRules struct {
-	admissionKind
-	compilers *celCompilers
-}
-
-func (mutatingWebhookRules) setDefaults(obj runtime.Object) {
-	c := obj.(*admissionregistrationv1.MutatingWebhookConfiguration)
-	for i := range c.Webhooks {
-		defaultMutatingWebhook(&c.Webhooks[i])
-	}
-}
-
-func (r mutatingWebhookRules) prepareCreate(obj runtime.Object) {
-	r.setDefaults(obj)
-	generationOnCreate(obj)
-}
-
-func (r mutatingWebhookRules) prepareUpdate(obj, old runtime.Object) {
-	r.setDefaults(obj)
-	c, oldC := obj.(*admissionregistrationv1.MutatingWebhookConfiguration), old.(*admissionregistrationv1.MutatingWebhookConfiguration)
-	if !apiequality.Semantic.DeepEqual(c.Webhooks, oldC.Webhooks) {
-		c.Generation = oldC.Generation + 1
-	}
-}
-
-func (r mutatingWebhookRules) validate(obj runtime.Object) field.ErrorList {
-	c := obj.(*admissionregistrationv1.MutatingWebhookConfiguration)
-	errs := r.compilers.validateMutatingWebhookConfiguration(c, createWebhookOptions())
-	return append(errs, validateStaticSuffix(c.Name)...)
-}
-
-func (r mutatingWebhookRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
-	c, oldC := obj.(*admissionregistrationv1.MutatingWebhookConfiguration), old.(*admissionregistrationv1.MutatingWebhookConfiguration)
-	return r.compilers.validateMutatingWebhookConfiguration(c, mutatingUpdateOptions(c.Webhooks, oldC.Webhooks))
+func (r webhookConfigRules[C, H]) validateUpdate(obj, old runtime.Object) field.ErrorList {
+	c, oldC := obj.(C), old.(C)
+	return r.validateConfig(r.compilers, c, r.updateOptions(r.webhooks(c), r.webhooks(oldC)))
 }
 
 // validatingPolicyRules are kube's ValidatingAdmissionPolicy strategy: status is the type checker's
@@ -181,38 +179,6 @@ func (validatingPolicyRules) statusUpdate(obj, old runtime.Object) runtime.Objec
 	return out
 }
 
-// validatingBindingRules are kube's ValidatingAdmissionPolicyBinding strategy.
-type validatingBindingRules struct{ admissionKind }
-
-func (validatingBindingRules) setDefaults(obj runtime.Object) {
-	defaultMatchResources(obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding).Spec.MatchResources)
-}
-
-func (r validatingBindingRules) prepareCreate(obj runtime.Object) {
-	r.setDefaults(obj)
-	generationOnCreate(obj)
-}
-
-func (r validatingBindingRules) prepareUpdate(obj, old runtime.Object) {
-	r.setDefaults(obj)
-	b, oldB := obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding), old.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
-	if !apiequality.Semantic.DeepEqual(b.Spec, oldB.Spec) {
-		b.Generation = oldB.Generation + 1
-	}
-}
-
-func (validatingBindingRules) validate(obj runtime.Object) field.ErrorList {
-	b := obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
-	errs := validateValidatingBinding(b)
-	errs = append(errs, validateStaticSuffix(b.Name)...)
-	return declarativeBindingErrors(errs, b)
-}
-
-func (validatingBindingRules) validateUpdate(obj, _ runtime.Object) field.ErrorList {
-	b := obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding)
-	return declarativeBindingErrors(validateValidatingBinding(b), b)
-}
-
 // mutatingPolicyRules are kube's MutatingAdmissionPolicy strategy (no status subresource).
 type mutatingPolicyRules struct {
 	admissionKind
@@ -255,32 +221,78 @@ func (r mutatingPolicyRules) validateUpdate(obj, old runtime.Object) field.Error
 	})
 }
 
-// mutatingBindingRules are kube's MutatingAdmissionPolicyBinding strategy.
-type mutatingBindingRules struct{ admissionKind }
-
-func (mutatingBindingRules) setDefaults(obj runtime.Object) {
-	defaultMatchResources(obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding).Spec.MatchResources)
+// policyBindingRules are kube's strategy for a policy binding kind: B is the binding
+// (*ValidatingAdmissionPolicyBinding or *MutatingAdmissionPolicyBinding), S its spec.
+type policyBindingRules[B interface {
+	runtime.Object
+	metav1.Object
+}, S any] struct {
+	admissionKind
+	spec           func(B) *S
+	matchResources func(*S) *admissionregistrationv1.MatchResources
+	// validateBinding is kube's validation of the kind; finish, when set, rewrites the errors of
+	// create and update at the end (the validating binding's declarative required fields).
+	validateBinding func(B) field.ErrorList
+	finish          func(field.ErrorList, B) field.ErrorList
 }
 
-func (r mutatingBindingRules) prepareCreate(obj runtime.Object) {
+func validatingBindingRules() kindRules {
+	return policyBindingRules[*admissionregistrationv1.ValidatingAdmissionPolicyBinding, admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec]{
+		spec: func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec {
+			return &b.Spec
+		},
+		matchResources: func(s *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec) *admissionregistrationv1.MatchResources {
+			return s.MatchResources
+		},
+		validateBinding: validateValidatingBinding,
+		finish:          declarativeBindingErrors,
+	}
+}
+
+func mutatingBindingRules() kindRules {
+	return policyBindingRules[*admissionregistrationv1.MutatingAdmissionPolicyBinding, admissionregistrationv1.MutatingAdmissionPolicyBindingSpec]{
+		spec: func(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) *admissionregistrationv1.MutatingAdmissionPolicyBindingSpec {
+			return &b.Spec
+		},
+		matchResources: func(s *admissionregistrationv1.MutatingAdmissionPolicyBindingSpec) *admissionregistrationv1.MatchResources {
+			return s.MatchResources
+		},
+		validateBinding: validateMutatingBinding,
+	}
+}
+
+func (r policyBindingRules[B, S]) setDefaults(obj runtime.Object) {
+	defaultMatchResources(r.matchResources(r.spec(obj.(B))))
+}
+
+func (r policyBindingRules[B, S]) prepareCreate(obj runtime.Object) {
 	r.setDefaults(obj)
 	generationOnCreate(obj)
 }
 
-func (r mutatingBindingRules) prepareUpdate(obj, old runtime.Object) {
+// prepareUpdate moves generation on when the spec changed.
+func (r policyBindingRules[B, S]) prepareUpdate(obj, old runtime.Object) {
 	r.setDefaults(obj)
-	b, oldB := obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding), old.(*admissionregistrationv1.MutatingAdmissionPolicyBinding)
-	if !apiequality.Semantic.DeepEqual(b.Spec, oldB.Spec) {
-		b.Generation = oldB.Generation + 1
+	b, oldB := obj.(B), old.(B)
+	if !apiequality.Semantic.DeepEqual(r.spec(b), r.spec(oldB)) {
+		b.SetGeneration(oldB.GetGeneration() + 1)
 	}
 }
 
-func (mutatingBindingRules) validate(obj runtime.Object) field.ErrorList {
-	b := obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding)
-	errs := validateMutatingBinding(b)
-	return append(errs, validateStaticSuffix(b.Name)...)
+func (r policyBindingRules[B, S]) validate(obj runtime.Object) field.ErrorList {
+	b := obj.(B)
+	errs := append(r.validateBinding(b), validateStaticSuffix(b.GetName())...)
+	return r.finished(errs, b)
 }
 
-func (mutatingBindingRules) validateUpdate(obj, _ runtime.Object) field.ErrorList {
-	return validateMutatingBinding(obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding))
+func (r policyBindingRules[B, S]) validateUpdate(obj, _ runtime.Object) field.ErrorList {
+	b := obj.(B)
+	return r.finished(r.validateBinding(b), b)
+}
+
+func (r policyBindingRules[B, S]) finished(errs field.ErrorList, b B) field.ErrorList {
+	if r.finish == nil {
+		return errs
+	}
+	return r.finish(errs, b)
 }

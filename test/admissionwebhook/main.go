@@ -21,42 +21,30 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/apictl/apictl/internal/webhooktest"
 )
 
 func main() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }
 
-// options are the command's flags.
-type options struct {
-	listen   string
-	certFile string
-	keyFile  string
-}
-
 // Main runs the webhook until a signal and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("admissionwebhook", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o options
-	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "address to listen on")
-	fs.StringVar(&o.certFile, "tls-cert-file", "", "serving certificate (PEM)")
-	fs.StringVar(&o.keyFile, "tls-private-key-file", "", "key of --tls-cert-file (PEM)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	var o webhooktest.Flags
+	o.AddFlags(fs, "serving certificate (PEM)")
+	validate := func() error {
+		if o.CertFile == "" || o.KeyFile == "" {
+			return errors.New("--tls-cert-file and --tls-private-key-file are required")
+		}
+		return nil
 	}
-	if o.certFile == "" || o.keyFile == "" {
-		fmt.Fprintln(stderr, "admissionwebhook: --tls-cert-file and --tls-private-key-file are required")
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := run(ctx, o, stdout, stderr); err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(stderr, "admissionwebhook: %v\n", err)
-		return 1
-	}
-	return 0
+	return webhooktest.Main("admissionwebhook", fs, args, stderr, validate, func(ctx context.Context) error {
+		cert, err := o.LoadCertificate()
+		if err != nil {
+			return err
+		}
+		return webhooktest.Serve(ctx, o.Listen, cert, newWebhook(stderr).routes(), stdout, "")
+	})
 }

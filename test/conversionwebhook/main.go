@@ -11,50 +11,63 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/apictl/apictl/internal/webhooktest"
 )
 
 func main() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // options are the command's flags.
 type options struct {
-	listen   string
-	certFile string
-	keyFile  string
-	caFile   string
+	webhooktest.Flags
+	caFile string
 }
 
 // Main runs the webhook until a signal and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("conversionwebhook", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var o options
-	fs.StringVar(&o.listen, "listen", "127.0.0.1:0", "address to listen on")
-	fs.StringVar(&o.certFile, "tls-cert-file", "", "serving certificate (PEM); made at start when empty")
-	fs.StringVar(&o.keyFile, "tls-private-key-file", "", "key of --tls-cert-file (PEM)")
+	o.AddFlags(fs, "serving certificate (PEM); made at start when empty")
 	fs.StringVar(&o.caFile, "ca-file", "", "where to write the CA of the certificate made at start (PEM), for the CRD's caBundle")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	validate := func() error {
+		if (o.CertFile == "") != (o.KeyFile == "") {
+			return errors.New("--tls-cert-file and --tls-private-key-file go together")
+		}
+		if o.CertFile == "" && o.caFile == "" {
+			return errors.New("--ca-file is required when the certificate is made at start")
+		}
+		return nil
 	}
-	if (o.certFile == "") != (o.keyFile == "") {
-		fmt.Fprintln(stderr, "conversionwebhook: --tls-cert-file and --tls-private-key-file go together")
-		return 2
+	return webhooktest.Main("conversionwebhook", fs, args, stderr, validate, func(ctx context.Context) error {
+		cert, err := servingCertificate(o)
+		if err != nil {
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.Handle("POST /convert", &converter{log: stderr})
+		return webhooktest.Serve(ctx, o.Listen, cert, mux, stdout, "/convert")
+	})
+}
+
+// servingCertificate loads the certificate the flags name, or makes one with a new CA and writes the
+// CA to o.caFile.
+func servingCertificate(o options) (tls.Certificate, error) {
+	if o.CertFile != "" {
+		return o.LoadCertificate()
 	}
-	if o.certFile == "" && o.caFile == "" {
-		fmt.Fprintln(stderr, "conversionwebhook: --ca-file is required when the certificate is made at start")
-		return 2
+	certs, err := webhooktest.NewCertificates("conversionwebhook")
+	if err != nil {
+		return tls.Certificate{}, err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	if err := run(ctx, o, stdout, stderr); err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(stderr, "conversionwebhook: %v\n", err)
-		return 1
+	if err := os.WriteFile(o.caFile, certs.CA, 0o644); err != nil {
+		return tls.Certificate{}, fmt.Errorf("writing the CA: %w", err)
 	}
-	return 0
+	return certs.TLS()
 }

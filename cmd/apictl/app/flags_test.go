@@ -123,7 +123,7 @@ func TestServeHelpSections(t *testing.T) {
 		}
 	}
 	want := []string{"Generic flags:", "Etcd flags:", "Secure serving flags:", "Insecure serving flags:", "Auditing flags:", "Features flags:",
-		"Authentication flags:", "Authorization flags:", "API enablement flags:", "Logs flags:", "Misc flags:", "Global flags:"}
+		"Authentication flags:", "Authorization flags:", "API enablement flags:", "Logs flags:", "Misc flags:", "Leader election flags:", "Global flags:"}
 	if strings.Join(headers, "|") != strings.Join(want, "|") {
 		t.Errorf("sections = %q, want %q", headers, want)
 	}

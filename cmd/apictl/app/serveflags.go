@@ -61,6 +61,8 @@ func registerValueCompletions(cmd *cobra.Command) {
 		"log-format":         {flags.LogFormatText, flags.LogFormatJSON},
 		"tls-min-version":    flags.TLSVersionNames(),
 		"tls-cipher-suites":  flags.CipherSuiteNames(),
+		// client-go has no other lock left.
+		"leader-elect-resource-lock": {"leases"},
 	}
 	for name, values := range fixed {
 		_ = cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))

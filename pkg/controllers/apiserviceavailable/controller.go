@@ -36,6 +36,30 @@ import (
 // Recheck is how often kube looks at every APIService again (its informer resync).
 const Recheck = 30 * time.Second
 
+// Scope is which APIServices a controller looks after.
+type Scope int
+
+const (
+	// All is local and remote APIServices.
+	All Scope = iota
+	// LocalOnly is the APIServices served by the server itself (no spec.service): always available.
+	// kube runs this controller in every kube-apiserver.
+	LocalOnly
+	// RemoteOnly is the APIServices backed by a service, whose checks reach the network: the one
+	// controller whose writes depend on the replica that runs it, so it runs once per cluster.
+	RemoteOnly
+)
+
+func (s Scope) covers(a *apiregistrationv1.APIService) bool {
+	switch s {
+	case LocalOnly:
+		return a.Spec.Service == nil
+	case RemoteOnly:
+		return a.Spec.Service != nil
+	}
+	return true
+}
+
 // Config is what the controller needs.
 type Config struct {
 	APIServices    apiregistrationinformers.APIServiceInformer
@@ -52,6 +76,8 @@ type Config struct {
 	Logger          *slog.Logger
 	// Recheck overrides Recheck (tests).
 	Recheck time.Duration
+	// Only limits the controller to local or remote APIServices; the zero value is All.
+	Only Scope
 }
 
 // Controller keeps the Available condition current.
@@ -61,11 +87,19 @@ type Controller struct {
 	services   corev1listers.ServiceLister
 	slices     discoveryv1listers.EndpointSliceLister
 	synced     []cache.InformerSynced
-	log        *slog.Logger
-	queue      workqueue.TypedRateLimitingInterface[string]
+	// handlers are the event handlers New added, removed when Run returns.
+	handlers []handlerRegistration
+	log      *slog.Logger
+	queue    workqueue.TypedRateLimitingInterface[string]
 }
 
-// New returns the controller and adds its handlers to the informers.
+type handlerRegistration struct {
+	informer cache.SharedIndexInformer
+	reg      cache.ResourceEventHandlerRegistration
+}
+
+// New returns the controller and adds its handlers to the informers. A Controller runs once: Run
+// removes the handlers when it returns, and a later run needs a new Controller from New.
 func New(cfg Config) (*Controller, error) {
 	if cfg.Recheck <= 0 {
 		cfg.Recheck = Recheck
@@ -86,8 +120,13 @@ func New(cfg Config) (*Controller, error) {
 		enqueue  func(any)
 	}{
 		{cfg.APIServices.Informer(), c.enqueueAPIService},
-		{cfg.Services.Informer(), c.enqueueService},
-		{cfg.EndpointSlices.Informer(), c.enqueueEndpointSlice},
+	}
+	if cfg.Only != LocalOnly {
+		// Services and endpoints matter to remote APIServices alone.
+		handlers = append(handlers, []struct {
+			informer cache.SharedIndexInformer
+			enqueue  func(any)
+		}{{cfg.Services.Informer(), c.enqueueService}, {cfg.EndpointSlices.Informer(), c.enqueueEndpointSlice}}...)
 	}
 	for _, h := range handlers {
 		reg, err := h.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -96,11 +135,21 @@ func New(cfg Config) (*Controller, error) {
 			DeleteFunc: h.enqueue,
 		})
 		if err != nil {
+			c.removeHandlers()
 			return nil, fmt.Errorf("adding the availability handlers: %w", err)
 		}
+		c.handlers = append(c.handlers, handlerRegistration{h.informer, reg})
 		c.synced = append(c.synced, reg.HasSynced)
 	}
 	return c, nil
+}
+
+// removeHandlers takes the controller's handlers off the shared informers, which outlive it.
+func (c *Controller) removeHandlers() {
+	for _, h := range c.handlers {
+		_ = h.informer.RemoveEventHandler(h.reg)
+	}
+	c.handlers = nil
 }
 
 func unwrap(obj any) any {
@@ -111,7 +160,7 @@ func unwrap(obj any) any {
 }
 
 func (c *Controller) enqueueAPIService(obj any) {
-	if s, ok := unwrap(obj).(*apiregistrationv1.APIService); ok {
+	if s, ok := unwrap(obj).(*apiregistrationv1.APIService); ok && c.cfg.Only.covers(s) {
 		c.queue.Add(s.Name)
 	}
 }
@@ -143,8 +192,9 @@ func (c *Controller) enqueueFor(namespace, name string) {
 }
 
 // Run waits for the informers and syncs with workers until ctx ends; it returns when they have
-// stopped.
+// stopped, with the controller's handlers removed from the informers.
 func (c *Controller) Run(ctx context.Context, workers int) {
+	defer c.removeHandlers()
 	defer c.queue.ShutDown()
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return
@@ -193,6 +243,9 @@ func (c *Controller) sync(ctx context.Context, name string) (remote bool, _ erro
 	}
 	if err != nil {
 		return false, fmt.Errorf("reading apiservice %s from the informer: %w", name, err)
+	}
+	if !c.cfg.Only.covers(original) {
+		return false, nil // the other scope's controller looks after it
 	}
 	s := original.DeepCopy()
 	if s.Spec.Service == nil {

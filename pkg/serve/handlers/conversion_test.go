@@ -2,20 +2,18 @@ package handlers_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/apictl/apictl/internal/webhooktest"
 	"github.com/apictl/apictl/pkg/serve/servertest"
 )
 
@@ -253,71 +251,22 @@ func TestConversionNone(t *testing.T) {
 
 // conversionWebhook is the test/conversionwebhook program, running.
 type conversionWebhook struct {
-	url    string
-	ca     []byte
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
+	*webhooktest.Process
+	url string
+	ca  []byte
 }
 
-func (w *conversionWebhook) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stderr.Write(p)
-}
-
-func (w *conversionWebhook) log() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stderr.String()
-}
-
-// stop kills the webhook and waits for it.
-func (w *conversionWebhook) stop() {
-	if w.cmd.ProcessState == nil {
-		_ = w.cmd.Process.Kill()
-		_ = w.cmd.Wait()
-	}
-}
-
-// startConversionWebhook builds and starts test/conversionwebhook as a process of its own.
+// startConversionWebhook builds and starts test/conversionwebhook as a process of its own, with a
+// certificate it makes and a CA it writes for the CRD's caBundle.
 func startConversionWebhook(t *testing.T) *conversionWebhook {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "conversionwebhook")
-	build := exec.Command("go", "build", "-o", bin, "github.com/apictl/apictl/test/conversionwebhook")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the conversion webhook: %v\n%s", err, out)
-	}
-	caFile := filepath.Join(dir, "ca.pem")
-	w := &conversionWebhook{}
-	w.cmd = exec.Command(bin, "--ca-file", caFile)
-	w.cmd.Stderr = w
-	stdout, err := w.cmd.StdoutPipe()
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	p := webhooktest.Start(t, "github.com/apictl/apictl/test/conversionwebhook", "--ca-file", caFile)
+	ca, err := os.ReadFile(caFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.stop)
-	urls := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		urls <- strings.TrimSpace(line)
-	}()
-	select {
-	case w.url = <-urls:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the conversion webhook printed no URL within 30s: %s", w.log())
-	}
-	if !strings.HasPrefix(w.url, "https://127.0.0.1:") {
-		t.Fatalf("conversion webhook URL %q: %s", w.url, w.log())
-	}
-	if w.ca, err = os.ReadFile(caFile); err != nil {
-		t.Fatal(err)
-	}
-	return w
+	return &conversionWebhook{Process: p, url: p.URL, ca: ca}
 }
 
 func TestConversionWebhook(t *testing.T) {
@@ -332,13 +281,13 @@ func TestConversionWebhook(t *testing.T) {
 		expectObject(t, a.do("POST", gizmosV1, gizmo("v1", name, `{"size":`+string(rune('1'+i))+`}`)), "example.com/v1", map[string]int64{"size": size})
 		expectObject(t, a.do("GET", gizmosV2+"/"+name, ""), "example.com/v2", map[string]int64{"replicas": size})
 	}
-	before := strings.Count(hook.log(), "objects=3")
+	before := strings.Count(hook.Log(), "objects=3")
 	rv, items := a.list(gizmosV2)
 	if len(items) != 3 || items["c"].APIVersion != "example.com/v2" || items["c"].Spec["replicas"] != 3 {
 		t.Errorf("list v2: %+v", items)
 	}
-	if strings.Count(hook.log(), "review desired=example.com/v2 objects=3") != before+1 {
-		t.Errorf("the list was not converted in one ConversionReview:\n%s", hook.log())
+	if strings.Count(hook.Log(), "review desired=example.com/v2 objects=3") != before+1 {
+		t.Errorf("the list was not converted in one ConversionReview:\n%s", hook.Log())
 	}
 	a.do("GET", gizmosV2, "", "Accept: application/json;as=Table;v=v1;g=meta.k8s.io").expect(t, 200, `"kind":"Table"`, `"name":"c"`)
 
@@ -367,7 +316,7 @@ func TestConversionWebhook(t *testing.T) {
 
 	// The webhook goes: the other version fails with a 500 that names it, the storage version still
 	// reads, and nothing is lost or changed.
-	hook.stop()
+	hook.Stop()
 	failed := "conversion webhook for example.com/v1, Kind=Gizmo failed: Post \\\"" + hook.url + "?timeout=30s\\\": dial tcp "
 	r := a.do("GET", gizmosV2+"/a", "")
 	r.expect(t, 500, `"reason":"InternalError"`,

@@ -69,7 +69,8 @@ func TestBadRequests(t *testing.T) {
 			[]string{`"reason":"RequestEntityTooLarge"`, `Request entity too large: limit is 4096`}},
 		{"unsupported media type", "POST", cmPath, configMap("x", `{}`), []string{"Content-Type: text/plain"}, 415,
 			[]string{`"reason":"UnsupportedMediaType"`}},
-		{"not acceptable", "GET", cmPath, "", []string{"Accept: application/xml"}, 406, []string{`"reason":"NotAcceptable"`}},
+		// kube writes a Status it cannot negotiate as indented JSON.
+		{"not acceptable", "GET", cmPath, "", []string{"Accept: application/xml"}, 406, []string{"{\n  \"kind\": \"Status\",", `"reason": "NotAcceptable"`}},
 		{"unknown field selector", "GET", cmPath + "?fieldSelector=spec.x%3Dy", "", nil, 400,
 			[]string{`\"spec.x\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"`}},
 		{"resourceVersionMatch without resourceVersion", "GET", cmPath + "?resourceVersionMatch=NotOlderThan", "", nil, 422,

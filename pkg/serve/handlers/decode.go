@@ -199,7 +199,7 @@ type write struct {
 // readWrite reads a write request; on a problem it answers with the error and returns false.
 // optionsKind names the options in errors: CreateOptions or UpdateOptions.
 func (s *scope) readWrite(w http.ResponseWriter, r *http.Request, optionsKind, name string) (*write, bool) {
-	out, err := negotiateOutput(r.Header.Get("Accept"), false)
+	out, err := negotiateOutput(r.Header.Get("Accept"), 0)
 	if err != nil {
 		writeError(w, r, err)
 		return nil, false

@@ -3,6 +3,7 @@ package handlers
 //lint:file-ignore SA1019 orphanDependents is deprecated in kube's API, and kube still honours it
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,15 +15,15 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	kadmission "k8s.io/apiserver/pkg/admission"
-	sigsjson "sigs.k8s.io/json"
 
 	"github.com/apictl/apictl/pkg/routes"
-	"github.com/apictl/apictl/pkg/serve/request"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -34,57 +35,47 @@ type deleteOptions struct {
 	collection bool
 }
 
-// parseDeleteOptions reads DeleteOptions from the body when there is one, else from the query, and
-// checks them as kube does.
+// parseDeleteOptions reads DeleteOptions as kube's delete handlers do: from the body when there is
+// one (JSON, YAML or protobuf, any group's DeleteOptions kind, with the messages of kube's meta
+// codecs), else from the query, and validates them.
 func parseDeleteOptions(r *http.Request) (*deleteOptions, error) {
 	o := &deleteOptions{}
 	body, format, err := readBody(r)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case len(body) == 0:
-	case format == formatProtobuf:
-		if err := o.DeleteOptions.Unmarshal(protobufPayload(body)); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding DeleteOptions: %v", err))
+	if len(body) > 0 {
+		mediaType := mediaJSON // readBody turned YAML into JSON
+		if format == formatProtobuf {
+			mediaType = mediaProtobuf
 		}
-	default:
-		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, &o.DeleteOptions); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding DeleteOptions: %v", err))
+		info, ok := runtime.SerializerInfoForMediaType(metainternalversionscheme.Codecs.SupportedMediaTypes(), mediaType)
+		if !ok {
+			return nil, unsupportedMediaType(mediaJSON, mediaYAML, mediaProtobuf)
 		}
-	}
-	q := r.URL.Query()
-	if v := q.Get("gracePeriodSeconds"); v != "" && o.GracePeriodSeconds == nil {
-		n, err := strconv.ParseInt(v, 10, 64)
+		defaultGVK := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+		decoder := metainternalversionscheme.Codecs.DecoderToVersion(info.Serializer, metav1.SchemeGroupVersion)
+		obj, _, err := decoder.Decode(body, &defaultGVK, &o.DeleteOptions)
 		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q: %v", v, err))
+			return nil, apierrors.NewBadRequest(err.Error())
 		}
-		o.GracePeriodSeconds = &n
+		if obj != &o.DeleteOptions {
+			return nil, apierrors.NewBadRequest("decoded object cannot be converted to DeleteOptions")
+		}
+	} else if err := metainternalversionscheme.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &o.DeleteOptions); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	if v := q.Get("propagationPolicy"); v != "" && o.PropagationPolicy == nil {
-		policy := metav1.DeletionPropagation(v)
-		o.PropagationPolicy = &policy
-	}
-	if b, ok := request.QueryParamBool(q, "orphanDependents"); ok && o.OrphanDependents == nil {
-		o.OrphanDependents = &b
-	}
-	if len(o.DryRun) == 0 {
-		o.DryRun = q["dryRun"]
-	}
-	var errs field.ErrorList
-	o.dryRun, errs = parseDryRun(o.DryRun)
-	if o.OrphanDependents != nil && o.PropagationPolicy != nil {
-		errs = append(errs, field.Invalid(field.NewPath("propagationPolicy"), o.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
-	}
-	if p := o.PropagationPolicy; p != nil && *p != metav1.DeletePropagationOrphan && *p != metav1.DeletePropagationBackground && *p != metav1.DeletePropagationForeground {
-		errs = append(errs, field.NotSupported(field.NewPath("propagationPolicy"), *p, []string{
-			string(metav1.DeletePropagationForeground), string(metav1.DeletePropagationBackground), string(metav1.DeletePropagationOrphan), "nil"}))
-	}
-	if g := o.GracePeriodSeconds; g != nil && *g < 0 {
-		errs = append(errs, field.Invalid(field.NewPath("gracePeriodSeconds"), *g, "must be greater than or equal to 0"))
-	}
-	if len(errs) > 0 {
+	o.TypeMeta = metav1.TypeMeta{}
+	// Deletes of objects that cannot be read are not served: the option is dropped, as kube drops it
+	// with its AllowUnsafeMalformedObjectDeletion gate off.
+	o.IgnoreStoreReadErrorWithClusterBreakingPotential = nil
+	if errs := metav1validation.ValidateDeleteOptions(&o.DeleteOptions); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
+	}
+	o.dryRun = len(o.DryRun) > 0 // validated: only "All"
+	if g := o.GracePeriodSeconds; g != nil && *g < 0 {
+		one := int64(1) // as kube's BeforeDelete reads a negative grace period
+		o.GracePeriodSeconds = &one
 	}
 	return o, nil
 }
@@ -104,82 +95,165 @@ type storedMeta struct {
 	} `json:"spec"`
 }
 
-// errGraceful tells delete's check that the object must be marked for deletion rather than removed.
-var errGraceful = errors.New("object has finalizers")
+var (
+	// errGraceful tells delete's check that the object must be marked for deletion rather than removed.
+	errGraceful = errors.New("object has finalizers")
+	// errDeleteNow tells a marking that the object has no finalizer left to wait for, so it goes now.
+	errDeleteNow = errors.New("object has no finalizers")
+)
 
-// delete answers DELETE of one object.
+// deleteResult is what a DELETE of one object answers.
+type deleteResult struct {
+	// body is the JSON answer: a Status, or an object.
+	body []byte
+	// object is the stored object the body shows, for the answers that show one; nil for a Status
+	// and for the empty object of a dry run (dryRunDelete).
+	object *storage.KeyValue
+	// status is set when body is a Status.
+	status bool
+	// pending is set when the object stays, marked for deletion, until its finalizers are removed.
+	pending bool
+}
+
+// objectResult answers with the stored object kv at the route's version.
+func (s *scope) objectResult(kv storage.KeyValue, pending bool) (deleteResult, error) {
+	body, err := s.respond(kv)
+	return deleteResult{body: body, object: &kv, pending: pending}, err
+}
+
+// encode returns the answer in the negotiated representation: JSON or YAML, or the object's
+// PartialObjectMetadata (a Status stays a Status, as kube's transform leaves it).
+func (res deleteResult) encode(s *scope, out output) ([]byte, error) {
+	switch {
+	case out.partial == "" || res.status:
+		return res.body, nil
+	case out.partial != partialObject:
+		return nil, partialNotAcceptable(fmt.Sprintf("you requested %s, but the requested object is not a list (%s)", partialObjectList, s.internalTypeName(false)))
+	case res.object != nil:
+		return s.appendPartial(nil, *res.object, out.partialVersion)
+	}
+	return json.Marshal(&metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: partialObject, APIVersion: metav1.GroupName + "/" + out.partialVersion}})
+}
+
+// delete answers DELETE of one object: 200 with the object while its deletion is pending (202 when
+// the client asked for cascading deletion with orphanDependents=false, as kube answers), 200 with a
+// Success Status (or, for the kinds whose kube storage returns it, the object) once it is gone.
 func (s *scope) delete(w http.ResponseWriter, r *http.Request, p routes.Params) {
+	// As kube, the answer's encoding is negotiated first: a request no answer fits deletes nothing.
+	out, err := negotiateOutput(r.Header.Get("Accept"), convPartial)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	opts, err := parseDeleteOptions(r)
 	if err != nil {
 		writeError(w, r, apiError(err, s.gr, p.Name))
 		return
 	}
-	body, code, err := s.deleteObject(r, p.Namespace, p.Name, opts)
+	res, err := s.deleteObject(r.Context(), p.Namespace, p.Name, opts)
+	var body []byte
+	if err == nil {
+		body, err = res.encode(s, out)
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, code, formatJSON, body)
+	code := http.StatusOK
+	if res.pending && opts.OrphanDependents != nil && !*opts.OrphanDependents {
+		code = http.StatusAccepted
+	}
+	writeJSON(w, r, code, out.format, body)
 }
 
-// deleteObject removes an object, or, when it has finalizers (a namespace always does), sets its
-// deletionTimestamp and leaves the rest to whoever owns the finalizers. It returns kube's response:
-// a Success Status for a removal, the object for a deletion that is pending.
-//
-// propagationPolicy is accepted but changes nothing: this server has no garbage collector to honour
-// the finalizers Foreground and Orphan would add, and an object waiting for one would never go.
-func (s *scope) deleteObject(r *http.Request, namespace, name string, opts *deleteOptions) ([]byte, int, error) {
-	ctx := r.Context()
+// deleteObject deletes an object as kube's generic registry store does (its Delete): the garbage
+// collector's finalizers are set as the options ask (deletepolicy.go); an object left with finalizers
+// (a namespace always has some, and a CRD's first delete starts its cleanup) is marked with a
+// deletionTimestamp and stays until whoever owns them removes them; one without is removed.
+func (s *scope) deleteObject(ctx context.Context, namespace, name string, opts *deleteOptions) (deleteResult, error) {
 	key := s.key(namespace, name)
-	check := func(current storage.KeyValue) error {
-		var m storedMeta
-		if err := json.Unmarshal(current.Value, &m); err != nil {
-			return fmt.Errorf("reading stored %s: %w", key, err)
-		}
-		if err := s.checkConvertible(current); err != nil {
-			return err
-		}
-		if err := checkPreconditions(opts.Preconditions, m.Metadata.UID, current.ModRevision); err != nil {
-			// kube's BeforeDelete names the kind, not the resource, in this conflict.
-			return apierrors.NewConflict(schema.GroupResource{Group: s.gr.Group, Resource: s.strategy.GVK.Kind}, name, err)
-		}
-		if err := s.admitDelete(ctx, current, namespace, name, opts); err != nil {
-			return err
-		}
-		if len(m.Metadata.Finalizers) > 0 || len(m.Spec.Finalizers) > 0 {
-			return errGraceful
-		}
-		if s.gr == crdResource && m.Metadata.DeletionTimestamp == nil {
-			return errGraceful // the first delete of a CRD only starts its cleanup (markDeleted)
-		}
-		return nil
-	}
 	if opts.dryRun {
-		current, err := s.store.Get(ctx, key, storage.GetOptions{})
-		if err == nil {
-			err = check(current)
-		}
-		if err != nil && !errors.Is(err, errGraceful) {
-			return nil, 0, apiError(err, s.gr, name)
-		}
-		body, err := s.respond(current)
-		return body, http.StatusOK, err
+		return s.dryRunDelete(ctx, key, namespace, name, opts)
 	}
-	kv, err := s.store.Delete(ctx, key, check)
+	for attempt := 0; ; attempt++ {
+		kv, err := s.store.Delete(ctx, key, func(current storage.KeyValue) error {
+			m, err := s.vetDelete(ctx, current, namespace, name, opts)
+			if err != nil {
+				return err
+			}
+			if s.mustMark(m, &opts.DeleteOptions) {
+				return errGraceful
+			}
+			return nil
+		})
+		if errors.Is(err, errGraceful) {
+			kv, err = s.markForDeletion(ctx, key, opts)
+			if errors.Is(err, errDeleteNow) && attempt < 3 {
+				continue // the finalizers went meanwhile: delete it after all
+			}
+			if err != nil {
+				return deleteResult{}, apiError(err, s.gr, name)
+			}
+			return s.objectResult(kv, true)
+		}
+		if err != nil {
+			return deleteResult{}, apiError(err, s.gr, name)
+		}
+		return s.removed(kv, name)
+	}
+}
+
+// vetDelete reads what a delete needs from the stored object and checks, as kube's store does before
+// it deletes, that the object converts, that the preconditions hold and that admission allows it.
+func (s *scope) vetDelete(ctx context.Context, current storage.KeyValue, namespace, name string, opts *deleteOptions) (*storedMeta, error) {
+	var m storedMeta
+	if err := json.Unmarshal(current.Value, &m); err != nil {
+		return nil, fmt.Errorf("reading stored %s: %w", current.Key, err)
+	}
+	if err := s.checkConvertible(current); err != nil {
+		return nil, err
+	}
+	if err := checkPreconditions(opts.Preconditions, m.Metadata.UID, current.ModRevision); err != nil {
+		// kube's BeforeDelete names the kind, not the resource, in this conflict.
+		return nil, apierrors.NewConflict(schema.GroupResource{Group: s.gr.Group, Resource: s.strategy.GVK.Kind}, name, err)
+	}
+	if err := s.admitDelete(ctx, current, namespace, name, opts); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// mustMark says whether a delete with o leaves the object marked for deletion rather than removed.
+func (s *scope) mustMark(m *storedMeta, o *metav1.DeleteOptions) bool {
+	first := m.Metadata.DeletionTimestamp == nil
 	switch {
-	case errors.Is(err, errGraceful):
-		if kv, err = s.markDeleted(ctx, key); err != nil {
-			return nil, 0, apiError(err, s.gr, name)
-		}
-		body, err := s.respond(kv)
-		return body, http.StatusOK, err
-	case err != nil:
-		return nil, 0, apiError(err, s.gr, name)
+	case s.gr == namespacesResource && (first || len(m.Spec.Finalizers) > 0):
+		return true // the namespace lifecycle: kube's namespace storage marks, its controller empties
+	case s.gr == crdResource && first:
+		return true // the first delete of a CRD only starts its cleanup
 	}
-	if s.gr == corev1.Resource("services") {
-		// kube's service storage answers a removal with the object as it was, not a Status.
-		body, err := s.respond(kv)
-		return body, http.StatusOK, err
+	finalizers, _ := deletionFinalizers(s.gcPolicy(), m.Metadata.Finalizers, o)
+	return len(finalizers) > 0
+}
+
+// gcPolicy is the default garbage-collection policy of the scope's kind.
+func (s *scope) gcPolicy() gcPolicy { return defaultGCPolicy(s.strategy.GVK.GroupKind()) }
+
+var namespacesResource = corev1.Resource("namespaces")
+
+// returnsDeletedObject are the resources whose kube storage answers a removal with the object as it
+// was (ReturnDeletedObject) rather than a Status.
+var returnsDeletedObject = map[schema.GroupResource]bool{
+	corev1.Resource("services"):        true,
+	corev1.Resource("serviceaccounts"): true,
+	namespacesResource:                 true,
+}
+
+// removed is the answer to a delete that removed the object kv held: a Success Status naming it,
+// or the object for the kinds whose kube storage returns it.
+func (s *scope) removed(kv storage.KeyValue, name string) (deleteResult, error) {
+	if returnsDeletedObject[s.gr] {
+		return s.objectResult(kv, false)
 	}
 	var m storedMeta
 	_ = json.Unmarshal(kv.Value, &m)
@@ -188,14 +262,88 @@ func (s *scope) deleteObject(r *http.Request, namespace, name string, opts *dele
 		Status:   metav1.StatusSuccess,
 		Details:  &metav1.StatusDetails{Name: name, Group: s.gr.Group, Kind: s.gr.Resource, UID: m.Metadata.UID},
 	})
-	return body, http.StatusOK, err
+	return deleteResult{body: body, status: true}, err
 }
 
-// markDeleted sets deletionTimestamp (and a namespace's Terminating phase) once, and returns the object
-// as stored. The object is decoded and encoded as the scope's kind, so a custom resource's integers
-// keep every digit.
+// dryRunDelete answers a dry-run DELETE with what the delete would answer, writing nothing.
+func (s *scope) dryRunDelete(ctx context.Context, key, namespace, name string, opts *deleteOptions) (deleteResult, error) {
+	current, err := s.store.Get(ctx, key, storage.GetOptions{})
+	if err != nil {
+		return deleteResult{}, apiError(err, s.gr, name)
+	}
+	m, err := s.vetDelete(ctx, current, namespace, name, opts)
+	if err != nil {
+		return deleteResult{}, apiError(err, s.gr, name)
+	}
+	if !s.mustMark(m, &opts.DeleteOptions) {
+		if len(m.Metadata.Finalizers) > 0 {
+			// kube takes its update path for an object whose finalizers the delete removes, and a dry
+			// run of it answers with the store's empty object.
+			body, err := s.emptyObject()
+			return deleteResult{body: body}, err
+		}
+		return s.removed(current, name)
+	}
+	obj, err := s.decodeStored(current)
+	if err != nil {
+		return deleteResult{}, apiError(err, s.gr, name)
+	}
+	changed, err := s.applyDeletion(obj, &opts.DeleteOptions, metav1.NewTime(s.api.cfg.Now().UTC()))
+	if err != nil {
+		return deleteResult{}, apiError(err, s.gr, name)
+	}
+	if changed {
+		value, err := s.encode(obj)
+		if err != nil {
+			return deleteResult{}, apiError(err, s.gr, name)
+		}
+		current.Value, current.RVAt, current.RVLast = value, 0, false
+	}
+	return s.objectResult(current, true)
+}
+
+// emptyObject is a new object of the scope's kind with nothing set, as kube's store's New encodes.
+func (s *scope) emptyObject() ([]byte, error) {
+	gvk := s.strategy.GVK
+	if s.res.Custom {
+		return json.Marshal(map[string]any{"apiVersion": s.gvr.GroupVersion().String(), "kind": gvk.Kind})
+	}
+	return json.Marshal(&metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: gvk.Kind, APIVersion: gvk.GroupVersion().String()}})
+}
+
+// markDeleted marks an object with finalizers for deletion, leaving its finalizers as they are (the
+// namespace controller's deletes); one whose finalizers went meanwhile is removed.
 func (s *scope) markDeleted(ctx context.Context, key string) (storage.KeyValue, error) {
+	kv, err := s.markForDeletion(ctx, key, nil)
+	if !errors.Is(err, errDeleteNow) {
+		return kv, err
+	}
+	kv, err = s.store.Delete(ctx, key, func(current storage.KeyValue) error {
+		var m storedMeta
+		if err := json.Unmarshal(current.Value, &m); err != nil {
+			return fmt.Errorf("reading stored %s: %w", key, err)
+		}
+		if len(m.Metadata.Finalizers) > 0 {
+			return errGraceful // finalizers came back: leave it to its next delete
+		}
+		return nil
+	})
+	if errors.Is(err, errGraceful) {
+		return kv, nil
+	}
+	return kv, err
+}
+
+// markForDeletion marks an object for deletion as a delete with opts does (nil opts change no
+// finalizer) and returns it as stored; errDeleteNow when it turns out to have no finalizer to wait
+// for. The object is decoded and encoded as the scope's kind, so a custom resource's integers keep
+// every digit.
+func (s *scope) markForDeletion(ctx context.Context, key string, opts *deleteOptions) (storage.KeyValue, error) {
 	now := metav1.NewTime(s.api.cfg.Now().UTC())
+	var o *metav1.DeleteOptions
+	if opts != nil {
+		o = &opts.DeleteOptions
+	}
 	var name string
 	kv, err := s.store.GuaranteedUpdate(ctx, key, func(current storage.KeyValue) ([]byte, error) {
 		obj, err := s.decodeStored(current)
@@ -207,30 +355,78 @@ func (s *scope) markDeleted(ctx context.Context, key string) (storage.KeyValue, 
 			return nil, err
 		}
 		name = m.GetName()
-		if m.GetDeletionTimestamp() != nil {
-			return current.Value, nil
+		if o != nil {
+			if err := checkPreconditions(o.Preconditions, m.GetUID(), current.ModRevision); err != nil {
+				return nil, apierrors.NewConflict(schema.GroupResource{Group: s.gr.Group, Resource: s.strategy.GVK.Kind}, name, err)
+			}
 		}
-		m.SetDeletionTimestamp(&now)
-		if ns, ok := obj.(*corev1.Namespace); ok {
-			// kube's namespace storage sets no grace period, only the phase.
-			ns.Status.Phase = corev1.NamespaceTerminating
-		} else if crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
-			markCRDTerminating(crd)
-		} else {
-			// As kube's store marks an object that waits for finalizers and has no graceful deletion.
-			zero := int64(0)
-			m.SetDeletionGracePeriodSeconds(&zero)
+		changed, err := s.applyDeletion(obj, o, now)
+		if err != nil || !changed {
+			return current.Value, err
 		}
 		return s.encode(obj)
 	}, storage.UpdateOptions{})
 	if err != nil {
 		return kv, err
 	}
-	if s.gr == corev1.Resource("namespaces") {
+	if s.gr == namespacesResource {
 		s.api.recentlyDeleted.add(name, now.Time)
 		s.api.notifyNamespaceChanged()
 	}
 	return kv, nil
+}
+
+// applyDeletion changes obj as a delete with o marks it, at now, and reports whether anything
+// changed; errDeleteNow when no finalizer is left to wait for. It follows kube's stores: a
+// namespace's first delete sets its Terminating phase and its own finalizer rules; a CRD's first
+// delete adds the cleanup finalizer and the Terminating condition; every other delete sets the
+// garbage collector's finalizers (deletionFinalizersForGarbageCollection) and marks the object
+// (markAsDeleting: deletionTimestamp, deletionGracePeriodSeconds 0, and the generation bumped once).
+func (s *scope) applyDeletion(obj runtime.Object, o *metav1.DeleteOptions, now metav1.Time) (bool, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return false, err
+	}
+	first := m.GetDeletionTimestamp() == nil
+	switch obj := obj.(type) {
+	case *corev1.Namespace:
+		if first {
+			// kube's namespace storage sets no grace period, only the phase.
+			m.SetDeletionTimestamp(&now)
+			obj.Status.Phase = corev1.NamespaceTerminating
+			m.SetFinalizers(namespaceDeletionFinalizers(m.GetFinalizers(), o))
+			return true, nil
+		}
+		if len(obj.Spec.Finalizers) > 0 {
+			return false, nil // kube returns a terminating namespace as it is
+		}
+	case *apiextensionsv1.CustomResourceDefinition:
+		if first {
+			m.SetDeletionTimestamp(&now)
+			markCRDTerminating(obj)
+			return true, nil
+		}
+	}
+	finalizers, changed := deletionFinalizers(s.gcPolicy(), m.GetFinalizers(), o)
+	if len(finalizers) == 0 {
+		return false, errDeleteNow
+	}
+	if changed {
+		m.SetFinalizers(finalizers)
+	}
+	if first && m.GetGeneration() > 0 {
+		m.SetGeneration(m.GetGeneration() + 1)
+	}
+	if dt := m.GetDeletionTimestamp(); dt == nil || dt.After(now.Time) {
+		m.SetDeletionTimestamp(&now)
+		changed = true
+	}
+	if g := m.GetDeletionGracePeriodSeconds(); g == nil || *g != 0 {
+		zero := int64(0)
+		m.SetDeletionGracePeriodSeconds(&zero)
+		changed = true
+	}
+	return changed, nil
 }
 
 // finishIfFinalized removes an object whose deletion was pending once its last finalizer is gone, as
@@ -278,9 +474,16 @@ func checkPreconditions(p *metav1.Preconditions, uid types.UID, rev int64) error
 	return nil
 }
 
-// deleteCollection answers DELETE of a collection: every object the selectors match is deleted as a
-// DELETE of it would be.
+// deleteCollection answers DELETE of a collection as kube's store does (DeleteCollection): every
+// object the selectors match is deleted as a DELETE of it would be (with the same options, so
+// propagationPolicy holds for each), and the answer is the list of the objects as they were listed
+// (one page when the client gave a limit, with its continue token).
 func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p routes.Params) {
+	out, err := negotiateOutput(r.Header.Get("Accept"), convPartial)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	opts, err := parseDeleteOptions(r)
 	if err != nil {
 		writeError(w, r, apiError(err, s.gr, ""))
@@ -294,29 +497,137 @@ func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p route
 		writeError(w, r, err)
 		return
 	}
-	res, err := s.store.List(r.Context(), s.prefix(p.Namespace), storage.ListOptions{Filter: s.filter(list.labels, list.fields)})
+	listOpts := storage.ListOptions{Filter: s.filter(list.labels, list.fields),
+		ResourceVersion: list.resourceVersion, ResourceVersionMatch: list.resourceVersionMatch}
+	if list.limit > 0 {
+		listOpts.Limit, listOpts.Continue = list.limit, list.continueToken
+	}
+	res, err := s.store.List(r.Context(), s.prefix(p.Namespace), listOpts)
+	if err == nil {
+		res, err = s.readableList(res) // the answer is at the route's version
+	}
 	if err != nil {
 		writeError(w, r, apiError(err, s.gr, ""))
 		return
 	}
 	collOpts := *opts
 	collOpts.collection = true
-	opts = &collOpts
 	for _, kv := range res.Items {
 		var m struct {
 			Metadata struct{ Name, Namespace string } `json:"metadata"`
 		}
 		if err := json.Unmarshal(kv.Value, &m); err != nil {
-			writeError(w, r, apierrors.NewInternalError(err))
+			writeError(w, r, apierrors.NewInternalError(fmt.Errorf("reading stored %s: %w", kv.Key, err)))
 			return
 		}
-		if _, _, err := s.deleteObject(r, m.Metadata.Namespace, m.Metadata.Name, opts); err != nil && !apierrors.IsNotFound(err) {
+		// Each delete gets its own copy of the options, as in kube, where a delete may change them.
+		itemOpts := collOpts
+		itemOpts.DeleteOptions = *collOpts.DeleteOptions.DeepCopy()
+		if _, err := s.deleteObject(r.Context(), m.Metadata.Namespace, m.Metadata.Name, &itemOpts); err != nil && !apierrors.IsNotFound(err) {
 			writeError(w, r, err)
 			return
 		}
 	}
-	body, _ := json.Marshal(&metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess})
-	writeJSON(w, r, http.StatusOK, formatJSON, body)
+	buf := bufferPool.Get().(*bytes.Buffer)
+	defer func() {
+		buf.Reset()
+		bufferPool.Put(buf)
+	}()
+	if out.partial != "" {
+		err = s.writePartialList(buf, out, res)
+	} else {
+		err = s.writeDeletedList(buf, res)
+	}
+	if err != nil {
+		writeError(w, r, apiError(err, s.gr, ""))
+		return
+	}
+	writeJSON(w, r, http.StatusOK, out.format, buf.Bytes())
+}
+
+// writeDeletedList encodes the answer of a deletecollection as kube's encoders write the list: a
+// built-in kind's items without kind and apiVersion, and a custom resource's list as unstructured
+// JSON, its keys sorted and metadata.continue always present.
+func (s *scope) writeDeletedList(buf *bytes.Buffer, res *storage.ListResult) error {
+	if !s.res.Custom {
+		buf.WriteString(`{"kind":"`)
+		buf.WriteString(s.listKind)
+		buf.WriteString(`","apiVersion":"`)
+		buf.WriteString(s.gvr.GroupVersion().String())
+		buf.WriteString(`","metadata":`)
+		writeListMeta(buf, res, false)
+		buf.WriteString(`,"items":`)
+		if err := s.writeItems(buf, res.Items, true); err != nil {
+			return err
+		}
+		buf.WriteByte('}')
+		return nil
+	}
+	buf.WriteString(`{"apiVersion":"`)
+	buf.WriteString(s.gvr.GroupVersion().String())
+	buf.WriteString(`","items":`)
+	if err := s.writeItems(buf, res.Items, false); err != nil {
+		return err
+	}
+	buf.WriteString(`,"kind":"`)
+	buf.WriteString(s.listKind)
+	buf.WriteString(`","metadata":`)
+	writeListMeta(buf, res, true)
+	buf.WriteByte('}')
+	return nil
+}
+
+// writeListMeta writes a list's metadata: in ListMeta's field order, or, for unstructured lists,
+// sorted and with continue even when empty.
+func writeListMeta(buf *bytes.Buffer, res *storage.ListResult, unstructured bool) {
+	rv := strconv.FormatInt(res.Revision, 10)
+	if unstructured {
+		buf.WriteString(`{"continue":`)
+		buf.WriteString(strconv.Quote(res.Continue))
+		if res.RemainingItemCount != nil {
+			buf.WriteString(`,"remainingItemCount":`)
+			buf.WriteString(strconv.FormatInt(*res.RemainingItemCount, 10))
+		}
+		buf.WriteString(`,"resourceVersion":"`)
+		buf.WriteString(rv)
+		buf.WriteString(`"}`)
+		return
+	}
+	buf.WriteString(`{"resourceVersion":"`)
+	buf.WriteString(rv)
+	buf.WriteByte('"')
+	if res.Continue != "" {
+		buf.WriteString(`,"continue":`)
+		buf.WriteString(strconv.Quote(res.Continue))
+	}
+	if res.RemainingItemCount != nil {
+		buf.WriteString(`,"remainingItemCount":`)
+		buf.WriteString(strconv.FormatInt(*res.RemainingItemCount, 10))
+	}
+	buf.WriteByte('}')
+}
+
+// writeItems writes stored objects as a JSON array with their resourceVersions, without their kind
+// and apiVersion when bare is set (a built-in list's items, as kube's encoder writes them).
+func (s *scope) writeItems(buf *bytes.Buffer, items []storage.KeyValue, bare bool) error {
+	buf.WriteByte('[')
+	typeMeta := `{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + s.gvr.GroupVersion().String() + `",`
+	for i, kv := range items {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		item, err := storage.AppendWithResourceVersion(nil, kv)
+		if err != nil {
+			return err
+		}
+		if bare && bytes.HasPrefix(item, []byte(typeMeta)) {
+			buf.WriteByte('{')
+			item = item[len(typeMeta):]
+		}
+		buf.Write(item)
+	}
+	buf.WriteByte(']')
+	return nil
 }
 
 // admitDelete runs admission on the delete of the stored object current, as kube's store does once

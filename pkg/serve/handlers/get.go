@@ -20,15 +20,18 @@ func (s *scope) get(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		s.getScale(w, r, p)
 		return
 	}
-	out, kv, ok := s.getStored(w, r, p, s.table != nil)
+	out, kv, ok := s.getStored(w, r, p, s.readConversions())
 	if !ok {
 		return
 	}
 	var body []byte
 	var err error
-	if out.format == formatTable {
+	switch {
+	case out.partial != "":
+		body, err = s.partialBody(out, kv)
+	case out.format == formatTable:
 		body, err = s.tableOf(r, out, []storage.KeyValue{kv}, nil)
-	} else {
+	default:
 		body, err = respond(kv) // getStored converted it
 	}
 	if err != nil {
@@ -40,8 +43,8 @@ func (s *scope) get(w http.ResponseWriter, r *http.Request, p routes.Params) {
 
 // getStored negotiates a GET's response and reads the object; on a problem it answers with the error
 // and returns false.
-func (s *scope) getStored(w http.ResponseWriter, r *http.Request, p routes.Params, tables bool) (output, storage.KeyValue, bool) {
-	out, err := negotiateOutput(r.Header.Get("Accept"), tables)
+func (s *scope) getStored(w http.ResponseWriter, r *http.Request, p routes.Params, allow conversions) (output, storage.KeyValue, bool) {
+	out, err := negotiateOutput(r.Header.Get("Accept"), allow)
 	if err != nil {
 		writeError(w, r, err)
 		return out, storage.KeyValue{}, false
@@ -63,7 +66,7 @@ var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // list answers LIST: the stored objects, streamed as they are with their resourceVersions spliced in.
 func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
-	out, err := negotiateOutput(r.Header.Get("Accept"), s.table != nil)
+	out, err := negotiateOutput(r.Header.Get("Accept"), s.readConversions())
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -104,7 +107,12 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		buf.Reset()
 		bufferPool.Put(buf)
 	}()
-	if err := s.writeList(buf, res); err != nil {
+	if out.partial != "" {
+		err = s.writePartialList(buf, out, res)
+	} else {
+		err = s.writeList(buf, res) // the fast path: stored bytes spliced, nothing decoded
+	}
+	if err != nil {
 		writeError(w, r, apiError(err, s.gr, ""))
 		return
 	}

@@ -247,5 +247,15 @@ func (a *API) ServeResource(w http.ResponseWriter, r *http.Request, route *route
 	}
 }
 
-// writeError sends err as a Status.
-func writeError(w http.ResponseWriter, r *http.Request, err error) { status.WriteError(w, r, err) }
+// writeError sends err as a Status. kube negotiates an error's encoding without the conversions a
+// request may ask for (Table, PartialObjectMetadata): when the Accept header has no clause a Status
+// fits, it writes the Status as indented JSON (responsewriters.WriteRawJSON), and so does this.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if r != nil {
+		if _, nerr := negotiateOutput(r.Header.Get("Accept"), 0); nerr != nil {
+			status.WriteAs(w, true, status.FromError(err))
+			return
+		}
+	}
+	status.WriteError(w, r, err)
+}

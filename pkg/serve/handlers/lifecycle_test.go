@@ -138,7 +138,8 @@ func TestPagingAndSelectors(t *testing.T) {
 		t.Errorf("paged selection = %v", names)
 	}
 	a.do("GET", cmPath+"?fieldSelector=metadata.name%3Dc3", "").expect(t, 200, `"name":"c3"`)
-	a.do("DELETE", cmPath+"?labelSelector=tier%3Ddb", "").expect(t, 200, `"status":"Success"`)
+	// kube answers with the deleted objects, as listed.
+	a.do("DELETE", cmPath+"?labelSelector=tier%3Ddb", "").expect(t, 200, `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":`, `"items":[{"metadata":{"name":"c1",`)
 	r := a.do("GET", cmPath, "")
 	if strings.Contains(r.body, `"tier":"db"`) || !strings.Contains(r.body, `"name":"c0"`) {
 		t.Errorf("deletecollection with a selector removed the wrong objects: %s", r.body)

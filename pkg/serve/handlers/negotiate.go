@@ -50,14 +50,37 @@ func statusError(code int32, reason metav1.StatusReason, message string) error {
 type output struct {
 	format       outputFormat
 	tableVersion string
+	// partial, when set, asks for the object's metadata only (partialmeta.go): PartialObjectMetadata
+	// or PartialObjectMetadataList of meta.k8s.io at partialVersion (v1 or v1beta1), in format.
+	partial        string
+	partialVersion string
+}
+
+// conversions are the representations other than the resource's own that a handler can answer
+// with (kube's as=...;g=meta.k8s.io;v=... media type parameters).
+type conversions uint8
+
+const (
+	// convTable allows meta.k8s.io Table (kubectl get).
+	convTable conversions = 1 << iota
+	// convPartial allows PartialObjectMetadata and PartialObjectMetadataList.
+	convPartial
+)
+
+// readConversions are what a read of the scope's resource can answer with.
+func (s *scope) readConversions() conversions {
+	if s.table != nil {
+		return convTable | convPartial
+	}
+	return convPartial
 }
 
 // negotiateOutput picks the response encoding from the Accept header as kube's negotiation does: the
 // clauses ordered by quality and then specificity (goautoneg, the parser kube uses), and in each the
-// first encoding we speak whose parameters we can honour. Table is offered only where the caller can
-// produce one; other conversions (PartialObjectMetadata) and server versions are not served, so a
-// clause asking for them is passed over.
-func negotiateOutput(accept string, tables bool) (output, error) {
+// first encoding we speak whose parameters we can honour. Table and PartialObjectMetadata(List) are
+// offered only where the caller can produce them (allow); other conversions and server versions are
+// not served, so a clause asking for them is passed over.
+func negotiateOutput(accept string, allow conversions) (output, error) {
 	// What client-go's JSON clients send skips the parser: 0 allocations instead of 2 and ~500 ns
 	// (BenchmarkNegotiateOutput), with the same answer.
 	if accept == "" || accept == mediaJSON {
@@ -69,7 +92,7 @@ func negotiateOutput(accept string, tables bool) (output, error) {
 				!(clause.Type == enc.typ && (clause.SubType == enc.subType || clause.SubType == "*")) {
 				continue
 			}
-			if out, ok := acceptParams(clause.Params, enc.format, tables); ok {
+			if out, ok := acceptParams(clause.Params, enc.format, allow); ok {
 				return out, nil
 			}
 		}
@@ -88,7 +111,7 @@ var encodings = []struct {
 
 // acceptParams reads a clause's parameters for an encoding, as kube's acceptMediaTypeOptions does, and
 // reports whether they can be honoured.
-func acceptParams(params map[string]string, format outputFormat, tables bool) (output, bool) {
+func acceptParams(params map[string]string, format outputFormat, allow conversions) (output, bool) {
 	as, g, v := params["as"], params["g"], params["v"]
 	if sv := params["sv"]; sv != "" {
 		return output{}, false
@@ -99,8 +122,15 @@ func acceptParams(params map[string]string, format outputFormat, tables bool) (o
 	if as == "" && g == "" && v == "" {
 		return output{format: format}, true
 	}
-	if tables && format == formatJSON && as == "Table" && g == "meta.k8s.io" && (v == "v1" || v == "v1beta1") {
+	if g != metav1.GroupName || (v != "v1" && v != "v1beta1") {
+		return output{}, false
+	}
+	switch {
+	case allow&convTable != 0 && format == formatJSON && as == "Table":
 		return output{format: formatTable, tableVersion: v}, true
+	case allow&convPartial != 0 && (as == partialObject || as == partialObjectList):
+		// kube allows these in every encoding; which one fits the route is the handler's check.
+		return output{format: format, partial: as, partialVersion: v}, true
 	}
 	return output{}, false
 }

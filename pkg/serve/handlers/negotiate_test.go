@@ -7,7 +7,7 @@ func TestNegotiateOutput(t *testing.T) {
 	const table = "application/json;as=Table;g=meta.k8s.io;v=v1"
 	tests := []struct {
 		accept string
-		tables bool
+		allow  conversions
 		want   output
 		fail   bool
 	}{
@@ -22,19 +22,31 @@ func TestNegotiateOutput(t *testing.T) {
 		{accept: "*/*", want: output{format: formatJSON}},
 		{accept: "application/*", want: output{format: formatJSON}},
 		{accept: "text/html, */*;q=0.8", want: output{format: formatJSON}},
-		{accept: table + ",application/json", tables: true, want: output{format: formatTable, tableVersion: "v1"}},
-		{accept: "application/json;as=Table;g=meta.k8s.io;v=v1beta1", tables: true, want: output{format: formatTable, tableVersion: "v1beta1"}},
-		{accept: table + ",application/json", tables: false, want: output{format: formatJSON}},
+		{accept: table + ",application/json", allow: convTable | convPartial, want: output{format: formatTable, tableVersion: "v1"}},
+		{accept: "application/json;as=Table;g=meta.k8s.io;v=v1beta1", allow: convTable | convPartial, want: output{format: formatTable, tableVersion: "v1beta1"}},
+		{accept: table + ",application/json", want: output{format: formatJSON}},
 		{accept: "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/yaml", want: output{format: formatYAML}},
+		// What client-go's metadata client sends: protobuf is not served, so its JSON clause wins.
+		{accept: "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+			allow: convPartial, want: output{format: formatJSON, partial: partialObjectList, partialVersion: "v1"}},
+		{accept: "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", allow: convTable | convPartial,
+			want: output{format: formatJSON, partial: partialObject, partialVersion: "v1"}},
+		// kube: v1beta1 in YAML too.
+		{accept: "application/yaml;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", allow: convPartial,
+			want: output{format: formatYAML, partial: partialObject, partialVersion: "v1beta1"}},
+		// kube: 406 for a version of meta.k8s.io that has no such kind, or another group.
+		{accept: "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v2", allow: convPartial, fail: true},
+		{accept: "application/json;as=PartialObjectMetadata;g=example.com;v=v1", allow: convPartial, fail: true},
+		{accept: "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", allow: convTable, fail: true},
 		{accept: "application/json;stream=watch", want: output{format: formatJSON}},
 		{accept: "application/json;sv=v1", fail: true},
 		{accept: "application/vnd.kubernetes.protobuf", fail: true},
 		{accept: "application/xml", fail: true},
-		{accept: table, tables: false, fail: true},
+		{accept: table, fail: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.accept, func(t *testing.T) {
-			got, err := negotiateOutput(tt.accept, tt.tables)
+			got, err := negotiateOutput(tt.accept, tt.allow)
 			if tt.fail {
 				if err == nil {
 					t.Fatalf("negotiateOutput = %+v, want 406", got)
@@ -53,7 +65,7 @@ func BenchmarkNegotiateOutput(b *testing.B) {
 		b.Run(accept[:16], func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := negotiateOutput(accept, true); err != nil {
+				if _, err := negotiateOutput(accept, convTable|convPartial); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -127,7 +127,9 @@ func (a *API) checkNamespace(ctx context.Context, gr schema.GroupResource, name,
 	if ns.Metadata.DeletionTimestamp != nil {
 		msg := fmt.Sprintf("unable to create new content in namespace %s because it is being terminated", namespace)
 		e := apierrors.NewForbidden(gr, name, fmt.Errorf("%s", msg))
-		e.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause, Message: msg, Field: "metadata.namespace"}}
+		// kube's namespace lifecycle admission words the cause shorter than the message.
+		e.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause,
+			Message: fmt.Sprintf("namespace %s is being terminated", namespace), Field: "metadata.namespace"}}
 		return e
 	}
 	return nil

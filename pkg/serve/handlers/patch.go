@@ -31,7 +31,7 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		writeError(w, r, err)
 		return
 	}
-	out, err := negotiateOutput(r.Header.Get("Accept"), false)
+	out, err := negotiateOutput(r.Header.Get("Accept"), 0)
 	if err != nil {
 		writeError(w, r, err)
 		return

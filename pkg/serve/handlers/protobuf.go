@@ -42,17 +42,3 @@ func (d *protobufDecoder) decode(body []byte, into runtime.Object, s *scope) err
 	}
 	return nil
 }
-
-// protobufPayload strips kube's envelope (the "k8s\x00" magic and a runtime.Unknown) from a protobuf
-// body, returning the raw message, for types such as DeleteOptions that are not in the scheme's kinds.
-func protobufPayload(body []byte) []byte {
-	const magic = "k8s\x00"
-	if len(body) < len(magic) || string(body[:len(magic)]) != magic {
-		return body
-	}
-	var u runtime.Unknown
-	if err := u.Unmarshal(body[len(magic):]); err != nil {
-		return body
-	}
-	return u.Raw
-}

@@ -32,7 +32,7 @@ func (s *scope) storedCustom(kv storage.KeyValue) (*unstructured.Unstructured, e
 }
 
 func (s *scope) getScale(w http.ResponseWriter, r *http.Request, p routes.Params) {
-	out, kv, ok := s.getStored(w, r, p, false)
+	out, kv, ok := s.getStored(w, r, p, 0)
 	if !ok {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -53,7 +54,7 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 	}
 	var out output
 	if err == nil {
-		out, err = negotiateOutput(r.Header.Get("Accept"), s.table != nil)
+		out, err = negotiateOutput(r.Header.Get("Accept"), s.readConversions())
 	}
 	var table *tables.Watch
 	if err == nil && out.format == formatTable {
@@ -96,6 +97,7 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 		return
 	}
 	ew := newEventWriter(w, s, table)
+	ew.partial, ew.partialVersion = out.partial, out.partialVersion
 	// A bookmark shortly before the deadline lets a client resume from the newest revision.
 	beforeDeadline := time.NewTimer(max(timeout-2*time.Second, timeout/2))
 	defer beforeDeadline.Stop()
@@ -173,7 +175,14 @@ type eventWriter struct {
 	flusher http.Flusher
 	scope   *scope
 	table   *tables.Watch
+	// partial, when set, sends each object as PartialObjectMetadata at partialVersion; a watch asked
+	// for PartialObjectMetadataList ends at its first event, as kube's does (it cannot convert one).
+	partial        string
+	partialVersion string
 }
+
+// errPartialListWatch ends a watch asked for PartialObjectMetadataList, without a word.
+var errPartialListWatch = errors.New("a watch has no PartialObjectMetadataList to send")
 
 func newEventWriter(w http.ResponseWriter, s *scope, table *tables.Watch) *eventWriter {
 	w.Header().Set("Content-Type", mediaJSON)
@@ -188,6 +197,9 @@ func newEventWriter(w http.ResponseWriter, s *scope, table *tables.Watch) *event
 // change writes an object's event: the cache's shared wire line for plain JSON, encoded once for every
 // watcher of the change, or a one-row table.
 func (e *eventWriter) change(ev *cacher.Event) error {
+	if e.partial != "" {
+		return e.partialChange(ev)
+	}
 	if e.scope.conv != nil && e.scope.converts(ev.KeyValue().Value) {
 		return e.converted(ev)
 	}
@@ -219,6 +231,12 @@ func (e *eventWriter) bookmark(rv int64, initialEnd bool) error {
 	if initialEnd {
 		m.SetAnnotations(map[string]string{initialEventsEnd: "true"})
 	}
+	if e.partial != "" {
+		if e.partial != partialObject {
+			return errPartialListWatch
+		}
+		return e.event(eventBookmark, partialBookmark(e.partialVersion, m.GetResourceVersion(), m.GetAnnotations()))
+	}
 	if e.table != nil {
 		return e.asTable(eventBookmark, obj)
 	}
@@ -226,6 +244,22 @@ func (e *eventWriter) bookmark(rv int64, initialEnd bool) error {
 		return e.event(eventBookmark, u.Object)
 	}
 	return e.event(eventBookmark, obj)
+}
+
+// partialChange writes an object's event as PartialObjectMetadata.
+func (e *eventWriter) partialChange(ev *cacher.Event) error {
+	if e.partial != partialObject {
+		return errPartialListWatch
+	}
+	kv, err := e.scope.readable(ev.KeyValue())
+	if err != nil {
+		return err
+	}
+	obj, err := e.scope.appendPartial(nil, kv, e.partialVersion)
+	if err != nil {
+		return err
+	}
+	return e.event(string(ev.Type), json.RawMessage(obj))
 }
 
 func (e *eventWriter) asTable(eventType string, obj runtime.Object) error {

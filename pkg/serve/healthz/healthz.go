@@ -19,6 +19,13 @@ type Checker interface {
 	Check(r *http.Request) error
 }
 
+// Detailer is a Checker with more to say than "ok" when it passes: the verbose aggregate prints the
+// detail after "ok", in parentheses. kube's checks have none; apictl's leader election check says
+// which cluster-wide controllers this replica runs.
+type Detailer interface {
+	Detail() string
+}
+
 type namedCheck struct {
 	name  string
 	check func(*http.Request) error
@@ -70,7 +77,13 @@ func Handler(name string, checks []Checker, log *slog.Logger) http.Handler {
 				failed = append(failed, c.Name())
 				continue
 			}
-			fmt.Fprintf(&out, "[+]%s ok\n", c.Name())
+			fmt.Fprintf(&out, "[+]%s ok", c.Name())
+			if d, ok := c.(Detailer); ok {
+				if detail := d.Detail(); detail != "" {
+					fmt.Fprintf(&out, " (%s)", detail)
+				}
+			}
+			out.WriteByte('\n')
 		}
 		if len(excluded) > 0 {
 			names := make([]string, 0, len(excluded))

@@ -23,6 +23,8 @@ func TestHandler(t *testing.T) {
 		{name: "ok", checks: []Checker{Ping}, url: "/readyz", code: 200, body: "ok"},
 		{name: "verbose", checks: []Checker{Ping, NamedCheck("log", func(*http.Request) error { return nil })}, url: "/readyz?verbose",
 			code: 200, body: "[+]ping ok\n[+]log ok\nreadyz check passed\n"},
+		{name: "detail", checks: []Checker{Ping, detailed{NamedCheck("leaderElection", func(*http.Request) error { return nil }), "runs: x"}},
+			url: "/readyz?verbose", code: 200, body: "[+]ping ok\n[+]leaderElection ok (runs: x)\nreadyz check passed\n"},
 		{name: "failure is always verbose and withholds the reason", checks: []Checker{Ping, bad}, url: "/readyz", code: 500,
 			body: "[+]ping ok\n[-]etcd failed: reason withheld\nreadyz check failed\n"},
 		{name: "exclude", checks: []Checker{Ping, bad}, url: "/readyz?verbose&exclude=etcd&exclude=nope&exclude=zap", code: 200,
@@ -63,3 +65,11 @@ func TestDelayed(t *testing.T) {
 		t.Errorf("after the grace period the check must report")
 	}
 }
+
+// detailed is a check with a Detail.
+type detailed struct {
+	Checker
+	detail string
+}
+
+func (d detailed) Detail() string { return d.detail }

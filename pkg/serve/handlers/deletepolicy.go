@@ -1,0 +1,161 @@
+package handlers
+
+//lint:file-ignore SA1019 orphanDependents is deprecated in kube's API, and kube still honours it
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// gcPolicy is what a kind's deletes do to its dependents when the client names no policy: kube's
+// rest.GarbageCollectionPolicy, which each kind's strategy declares.
+type gcPolicy int
+
+const (
+	// gcDeleteDependents is Background, the default of every kind but a few.
+	gcDeleteDependents gcPolicy = iota
+	// gcOrphanDependents orphans by default (kube's batch/v1 Jobs and CronJobs, v1
+	// ReplicationControllers; none of them served here yet).
+	gcOrphanDependents
+	// gcUnsupported kinds never get the garbage collector's finalizers (kube's Events).
+	gcUnsupported
+)
+
+// defaultGCPolicy is a kind's policy, as its kube strategy's DefaultGarbageCollectionPolicy says.
+func defaultGCPolicy(gk schema.GroupKind) gcPolicy {
+	if gk == (schema.GroupKind{Group: corev1.GroupName, Kind: "Event"}) {
+		return gcUnsupported
+	}
+	return gcDeleteDependents
+}
+
+// shouldOrphanDependents is kube's store rule of the same name: the options first, then a finalizer
+// the object already has, then the kind's default.
+func shouldOrphanDependents(policy gcPolicy, finalizers []string, o *metav1.DeleteOptions) bool {
+	if policy == gcUnsupported {
+		return false
+	}
+	if o != nil && o.OrphanDependents != nil {
+		return *o.OrphanDependents
+	}
+	if o != nil && o.PropagationPolicy != nil {
+		switch *o.PropagationPolicy {
+		case metav1.DeletePropagationOrphan:
+			return true
+		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground:
+			return false
+		}
+	}
+	for _, f := range finalizers {
+		switch f {
+		case metav1.FinalizerOrphanDependents:
+			return true
+		case metav1.FinalizerDeleteDependents:
+			return false
+		}
+	}
+	return policy == gcOrphanDependents
+}
+
+// shouldDeleteDependentsInForeground is kube's store rule of the same name.
+func shouldDeleteDependentsInForeground(policy gcPolicy, finalizers []string, o *metav1.DeleteOptions) bool {
+	if policy == gcUnsupported {
+		return false
+	}
+	if o != nil && o.OrphanDependents != nil {
+		return false
+	}
+	if o != nil && o.PropagationPolicy != nil {
+		switch *o.PropagationPolicy {
+		case metav1.DeletePropagationForeground:
+			return true
+		case metav1.DeletePropagationBackground, metav1.DeletePropagationOrphan:
+			return false
+		}
+	}
+	for _, f := range finalizers {
+		switch f {
+		case metav1.FinalizerDeleteDependents:
+			return true
+		case metav1.FinalizerOrphanDependents:
+			return false
+		}
+	}
+	return false
+}
+
+// deletionFinalizers returns an object's finalizers after a delete with o, and whether they changed:
+// kube's deletionFinalizersForGarbageCollection. The garbage collector's two finalizers ("orphan",
+// "foregroundDeletion") are removed and added back, at the end, as the options ask; the others stay
+// in their order. Unchanged (as a set), the object's own slice is returned.
+func deletionFinalizers(policy gcPolicy, finalizers []string, o *metav1.DeleteOptions) ([]string, bool) {
+	orphan := shouldOrphanDependents(policy, finalizers, o)
+	foreground := shouldDeleteDependentsInForeground(policy, finalizers, o)
+	next := make([]string, 0, len(finalizers)+1)
+	for _, f := range finalizers {
+		if f != metav1.FinalizerOrphanDependents && f != metav1.FinalizerDeleteDependents {
+			next = append(next, f)
+		}
+	}
+	if orphan {
+		next = append(next, metav1.FinalizerOrphanDependents)
+	}
+	if foreground {
+		next = append(next, metav1.FinalizerDeleteDependents)
+	}
+	if sameSet(finalizers, next) {
+		return finalizers, false
+	}
+	return next, true
+}
+
+// namespaceDeletionFinalizers returns a namespace's finalizers after its first delete with o: kube's
+// namespace storage has its own rules (shouldHaveOrphanFinalizer, shouldHaveDeleteDependentsFinalizer),
+// in which orphanDependents=false asks for foreground deletion.
+func namespaceDeletionFinalizers(finalizers []string, o *metav1.DeleteOptions) []string {
+	orphan := slices.Contains(finalizers, metav1.FinalizerOrphanDependents)
+	foreground := slices.Contains(finalizers, metav1.FinalizerDeleteDependents)
+	switch {
+	case o == nil:
+	case o.OrphanDependents != nil:
+		orphan, foreground = *o.OrphanDependents, !*o.OrphanDependents
+	case o.PropagationPolicy != nil:
+		orphan = *o.PropagationPolicy == metav1.DeletePropagationOrphan
+		foreground = *o.PropagationPolicy == metav1.DeletePropagationForeground
+	}
+	next := make([]string, 0, len(finalizers)+1)
+	for _, f := range finalizers {
+		if f != metav1.FinalizerOrphanDependents && f != metav1.FinalizerDeleteDependents {
+			next = append(next, f)
+		}
+	}
+	// kube builds the list from a map, in no set order; the order here is the generic store's.
+	if orphan {
+		next = append(next, metav1.FinalizerOrphanDependents)
+	}
+	if foreground {
+		next = append(next, metav1.FinalizerDeleteDependents)
+	}
+	if sameSet(finalizers, next) {
+		return finalizers
+	}
+	return next
+}
+
+// sameSet reports whether a and b hold the same strings, ignoring order and repeats.
+func sameSet(a, b []string) bool {
+	for _, s := range a {
+		if !slices.Contains(b, s) {
+			return false
+		}
+	}
+	for _, s := range b {
+		if !slices.Contains(a, s) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,197 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// The metadata-only representations, asked for with Accept: application/json;as=<kind>;g=meta.k8s.io;
+// v=v1 (or v1beta1). client-go's metadata client and informers, controller-runtime's metadata watches
+// and garbage collectors read objects this way.
+const (
+	partialObject     = "PartialObjectMetadata"
+	partialObjectList = "PartialObjectMetadataList"
+)
+
+// storedObjectMeta is the part of a stored object a PartialObjectMetadata keeps.
+type storedObjectMeta struct {
+	Metadata metav1.ObjectMeta `json:"metadata"`
+}
+
+// partialMetadata returns a stored object's metadata as kube's meta.AsPartialObjectMetadata makes it,
+// with its resourceVersion, as PartialObjectMetadata of meta.k8s.io at version.
+func partialMetadata(kv storage.KeyValue, version string) (*metav1.PartialObjectMetadata, error) {
+	var m storedObjectMeta
+	if err := json.Unmarshal(kv.Value, &m); err != nil {
+		return nil, fmt.Errorf("reading the metadata of stored %s: %w", kv.Key, err)
+	}
+	m.Metadata.ResourceVersion = strconv.FormatInt(kv.ModRevision, 10)
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{Kind: partialObject, APIVersion: metav1.GroupName + "/" + version},
+		ObjectMeta: m.Metadata,
+	}, nil
+}
+
+// partialBody is the answer to a read of one object in the negotiated metadata representation, or
+// kube's 406 when a list was asked for.
+func (s *scope) partialBody(out output, kv storage.KeyValue) ([]byte, error) {
+	if out.partial != partialObject {
+		if s.res.Custom {
+			// kube's unstructured object passes its list check, and then fails to be walked as a list.
+			return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+				Message: "content is not a list"}}
+		}
+		return nil, partialNotAcceptable(fmt.Sprintf("you requested %s, but the requested object is not a list (%s)", partialObjectList, s.internalTypeName(false)))
+	}
+	return s.appendPartial(nil, kv, out.partialVersion)
+}
+
+// writePartialList encodes a page as PartialObjectMetadataList, or fails with kube's 406 when a single
+// object's representation was asked for. Like kube's, an empty list has "items":null.
+func (s *scope) writePartialList(buf *bytes.Buffer, out output, res *storage.ListResult) error {
+	if out.partial != partialObjectList {
+		return partialNotAcceptable(fmt.Sprintf("you requested %s, but the requested object is a list (%s)", partialObject, s.internalTypeName(true)))
+	}
+	apiVersion := metav1.GroupName + "/" + out.partialVersion
+	buf.WriteString(`{"kind":"`)
+	buf.WriteString(partialObjectList)
+	buf.WriteString(`","apiVersion":"`)
+	buf.WriteString(apiVersion)
+	buf.WriteString(`","metadata":`)
+	writeListMeta(buf, res, false)
+	if len(res.Items) == 0 {
+		buf.WriteString(`,"items":null}`)
+		return nil
+	}
+	buf.WriteString(`,"items":[`)
+	var scratch []byte
+	for i, kv := range res.Items {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		var err error
+		if scratch, err = s.appendPartial(scratch[:0], kv, out.partialVersion); err != nil {
+			return err
+		}
+		buf.Write(scratch)
+	}
+	buf.WriteString("]}")
+	return nil
+}
+
+// appendPartial appends a stored object's PartialObjectMetadata at version to dst. A built-in
+// object is stored as its Go type encodes it, so its metadata is already ObjectMeta's JSON: it is
+// copied out with its resourceVersion spliced in, without decoding. A custom resource's (stored with
+// sorted keys) is decoded and encoded in ObjectMeta's order, as kube does.
+func (s *scope) appendPartial(dst []byte, kv storage.KeyValue, version string) ([]byte, error) {
+	if !s.res.Custom {
+		obj, err := storage.AppendWithResourceVersion(nil, kv)
+		if err != nil {
+			return dst, err
+		}
+		if meta, ok := storedMetadata(obj, `{"kind":"`+s.objectGVK.Kind+`","apiVersion":"`+s.gvr.GroupVersion().String()+`","metadata":`); ok {
+			dst = append(dst, `{"kind":"`+partialObject+`","apiVersion":"`+metav1.GroupName+"/"+version+`","metadata":`...)
+			dst = append(dst, meta...)
+			return append(dst, '}'), nil
+		}
+	}
+	p, err := partialMetadata(kv, version)
+	if err != nil {
+		return dst, err
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// storedMetadata returns the metadata object of a stored built-in object that begins with prefix
+// (its kind, apiVersion and the metadata key, as its Go type encodes it); false when it does not.
+func storedMetadata(value []byte, prefix string) ([]byte, bool) {
+	if !bytes.HasPrefix(value, []byte(prefix)) {
+		return nil, false
+	}
+	rest := value[len(prefix):]
+	if n := jsonObjectEnd(rest); n > 0 {
+		return rest[:n], true
+	}
+	return nil, false
+}
+
+// jsonObjectEnd returns the length of the JSON object b starts with, or -1 when b does not start
+// with a complete one. It matches braces and brackets outside strings and trusts the JSON to be
+// valid, as stored values are.
+func jsonObjectEnd(b []byte) int {
+	if len(b) == 0 || b[0] != '{' {
+		return -1
+	}
+	depth, inString := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++ // the escaped byte is never a quote that ends the string
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
+// internalTypeName names the Go type of the resource's objects (or lists) in kube's server, as its
+// 406 messages do: *core.ConfigMap, *rbac.RoleList, *unstructured.Unstructured.
+func (s *scope) internalTypeName(list bool) string {
+	if s.res.Custom {
+		if list {
+			return "*unstructured.UnstructuredList"
+		}
+		return "*unstructured.Unstructured"
+	}
+	pkg, _, _ := strings.Cut(s.gvr.Group, ".")
+	if pkg == "" {
+		pkg = "core"
+	}
+	kind := s.objectGVK.Kind
+	if list {
+		kind += "List"
+	}
+	return "*" + pkg + "." + kind
+}
+
+// partialNotAcceptable is kube's 406 for a metadata representation that does not fit the route.
+func partialNotAcceptable(message string) error {
+	return statusError(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable, message)
+}
+
+// partialBookmark is the object of a BOOKMARK event in the metadata representation: kube converts
+// the kind's empty object, which has only a resourceVersion (and the end of the initial events).
+func partialBookmark(version, resourceVersion string, annotations map[string]string) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{Kind: partialObject, APIVersion: metav1.GroupName + "/" + version},
+		ObjectMeta: metav1.ObjectMeta{ResourceVersion: resourceVersion, Annotations: annotations},
+	}
+}
