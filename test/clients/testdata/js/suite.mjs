@@ -131,12 +131,14 @@ class EventLog {
     }
 }
 
-function ownerRef(name) {
+// ownerRef refers to a Gadget that exists: the server's garbage collector deletes an object whose
+// owners are all gone, as kube-controller-manager's does.
+function ownerRef(gadget) {
     return {
         apiVersion: 'example.com/v1',
         kind: 'Gadget',
-        name,
-        uid: `00000000-0000-0000-0000-00000000000${name.length}`,
+        name: gadget.metadata.name,
+        uid: gadget.metadata.uid,
     };
 }
 
@@ -458,12 +460,20 @@ step('custom resources: CustomObjectsApi create, get, list, replace, patch, stat
 step('patch: strategic merge, merge, JSON patch on a configmap', async () => {
     const name = 'patched';
     const cm = { name, namespace: NS };
+    const owners = {};
+    for (const owner of ['a', 'bb', 'ccc']) {
+        owners[owner] = await custom.createNamespacedCustomObject({
+            ...GADGETS,
+            namespace: NS,
+            body: { apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: owner }, spec: { color: 'red', size: 1 } },
+        });
+    }
     await core.createNamespacedConfigMap({
         namespace: NS,
         body: {
             apiVersion: 'v1',
             kind: 'ConfigMap',
-            metadata: { name, ownerReferences: [ownerRef('a')] },
+            metadata: { name, ownerReferences: [ownerRef(owners.a)] },
             data: { a: '1', b: '2' },
         },
     });
@@ -471,7 +481,7 @@ step('patch: strategic merge, merge, JSON patch on a configmap', async () => {
     // Strategic merge: ownerReferences merge on uid (kube puts the patch's new items first), null
     // deletes a key.
     const strategic = await core.patchNamespacedConfigMap(
-        { ...cm, body: { metadata: { ownerReferences: [ownerRef('bb')] }, data: { b: null, c: '3' } } },
+        { ...cm, body: { metadata: { ownerReferences: [ownerRef(owners.bb)] }, data: { b: null, c: '3' } } },
         strategicPatch,
     );
     assert.deepEqual(strategic.metadata.ownerReferences.map((r) => r.name), ['bb', 'a']);
@@ -479,7 +489,7 @@ step('patch: strategic merge, merge, JSON patch on a configmap', async () => {
 
     // Merge patch: lists are replaced.
     const merged = await core.patchNamespacedConfigMap(
-        { ...cm, body: { metadata: { ownerReferences: [ownerRef('ccc')] }, data: { a: '10' } } },
+        { ...cm, body: { metadata: { ownerReferences: [ownerRef(owners.ccc)] }, data: { a: '10' } } },
         mergePatch,
     );
     assert.deepEqual(merged.metadata.ownerReferences.map((r) => r.name), ['ccc']);
@@ -501,6 +511,9 @@ step('patch: strategic merge, merge, JSON patch on a configmap', async () => {
     assert.deepEqual(byDefault.metadata.labels, { patched: 'json' });
 
     await core.deleteNamespacedConfigMap(cm);
+    for (const owner of Object.keys(owners)) {
+        await custom.deleteNamespacedCustomObject({ ...GADGETS, namespace: NS, name: owner });
+    }
 });
 
 step('watch: ADDED, MODIFIED, DELETED, then resume from a resourceVersion', async () => {
