@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	googleuuid "github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/apictl/apictl/pkg/controllers/leaderelection"
 	"github.com/apictl/apictl/pkg/flags"
@@ -58,14 +60,53 @@ func (c *clusterControllers) add(name string, run func(ctx context.Context)) {
 	c.group.Add(name, run)
 }
 
+// identityFile keeps, in --data-dir, the leader election identity of a server on the embedded etcd.
+const identityFile = "leader-election-identity"
+
 // leaseIdentity is this process's holderIdentity, as kube's components make it: the host name, an
-// underscore and a UUID, unique per process so that a restarted replica is a new candidate.
-func leaseIdentity() (string, error) {
+// underscore and a UUID. On an external etcd the UUID is new per process, so that a restarted replica
+// is a new candidate. On the embedded etcd, which only the process that holds --data-dir can open, it
+// is kept in the data dir: a server restarted after a crash is then the Lease's holder already and
+// runs its controllers at once, instead of waiting out the lease of its own previous life.
+func leaseIdentity(o *flags.ServerOptions) (string, error) {
 	host, err := os.Hostname()
 	if err != nil {
 		return "", fmt.Errorf("reading the host name for the leader election identity: %w", err)
 	}
-	return host + "_" + string(uuid.NewUUID()), nil
+	if len(o.Etcd.Servers) > 0 || o.Generic.DataDir == "" {
+		return host + "_" + googleuuid.NewString(), nil
+	}
+	id, err := dataDirIdentity(filepath.Join(o.Generic.DataDir, identityFile))
+	if err != nil {
+		return "", err
+	}
+	return host + "_" + id, nil
+}
+
+// dataDirIdentity reads the UUID in path, or writes a new one there (atomically) the first time.
+func dataDirIdentity(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		id := strings.TrimSpace(string(b))
+		if _, perr := googleuuid.Parse(id); perr != nil {
+			return "", fmt.Errorf("reading the leader election identity from %s: %q is not a UUID; delete the file and a new one is made", path, id)
+		}
+		return id, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("reading the leader election identity: %w", err)
+	}
+	id := googleuuid.NewString()
+	tmp, err := os.CreateTemp(filepath.Dir(path), identityFile+".*")
+	if err != nil {
+		return "", fmt.Errorf("writing the leader election identity: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.WriteString(id + "\n")
+	if err := errors.Join(werr, tmp.Sync(), tmp.Close(), os.Rename(tmp.Name(), path)); err != nil {
+		return "", fmt.Errorf("writing the leader election identity to %s: %w", path, err)
+	}
+	return id, nil
 }
 
 // addClusterControllers runs the registered controllers: under the Lease when --leader-elect is on,
@@ -95,7 +136,7 @@ func addClusterControllers(s *serve.Server, cfg *serve.Config, o *flags.ServerOp
 	if !servesV1(cfg.API, "coordination.k8s.io", "leases") {
 		return errors.New("--leader-elect needs the coordination.k8s.io/v1 API, which serves the Lease: do not turn it off in --runtime-config, or pass --leader-elect=false")
 	}
-	id, err := leaseIdentity()
+	id, err := leaseIdentity(o)
 	if err != nil {
 		return err
 	}

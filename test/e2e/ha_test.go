@@ -277,3 +277,37 @@ func TestThreeReplicasOneLeader(t *testing.T) {
 		return strings.TrimSpace(k("get", "configmaps", "-l", "owner=owner", "-o", "name")) == ""
 	})
 }
+
+// TestRestartAfterCrashLeadsAtOnce: a server on its embedded etcd keeps its leader election identity
+// in --data-dir, so after a SIGKILL the restarted server is the Lease's holder already and runs its
+// controllers at once, not after the lease (15 s) of its previous life has expired.
+func TestRestartAfterCrashLeadsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	start := func() (*replica, string) {
+		ports := freePorts(t, 2)
+		p := startServeIn(t, dir, "--secure-port", fmt.Sprint(ports[0]), "--insecure-port", fmt.Sprint(ports[1]), "--bind-address", "127.0.0.1")
+		r := &replica{process: p, insecure: ports[1], base: fmt.Sprintf("http://127.0.0.1:%d", ports[1])}
+		waitReady(t, r.insecure)
+		waitFor(t, 5*time.Second, "the server logs its identity", func() bool { return identityRE.MatchString(r.output.String()) })
+		return r, identityRE.FindStringSubmatch(r.output.String())[1]
+	}
+	leads := func(r *replica) bool {
+		return r.metric(t, `leader_election_master_status{name="apictl-controllers"}`) == "1"
+	}
+	first, id := start()
+	waitFor(t, 10*time.Second, "the server holds the lease", func() bool { return leads(first) })
+	if err := first.cmd.Process.Kill(); err != nil { // SIGKILL: the Lease is not released
+		t.Fatal(err)
+	}
+	first.wait(t, 10*time.Second)
+
+	began := time.Now()
+	again, idAgain := start()
+	if idAgain != id {
+		t.Errorf("the restarted server campaigns as %s, its previous life as %s: the identity should be kept in --data-dir", idAgain, id)
+	}
+	waitFor(t, 20*time.Second, "the restarted server holds the lease", func() bool { return leads(again) })
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("the restarted server led %v after it started: it waited for its own lease (15 s) to expire", took)
+	}
+}
