@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,8 +37,8 @@ import (
 //
 // What runs where shows in /metrics: apictl_controller_running{controller="..."} is 1 on the replica
 // that runs it and 0 on the others, and leader_election_master_status{name="<lease>"} (kube's
-// metric) is 1 on the Lease's holder. /readyz has kube's leaderElection check (a leader that could not
-// renew in time). The holder is the Lease's spec.holderIdentity: `kubectl get lease -n kube-system`.
+// metric) is 1 on the Lease's holder; /readyz?verbose says it too, in its cluster-controllers line.
+// /livez and /healthz have kube's leaderElection check (a leader that could not renew in time). The holder is the Lease's spec.holderIdentity: `kubectl get lease -n kube-system`.
 type clusterControllers struct {
 	group leaderelection.Group
 	// enabled says whether --controllers lets a controller run; nil runs them all.
@@ -110,7 +111,7 @@ func dataDirIdentity(path string) (string, error) {
 }
 
 // addClusterControllers runs the registered controllers: under the Lease when --leader-elect is on,
-// else always. It adds kube's leaderElection readiness check and the metrics that say which
+// else always. It adds kube's leaderElection liveness check and the check and metrics that say which
 // controllers this replica runs. ensureNamespaces creates the default namespaces (kube-system among
 // them) if they are missing, so that the first campaign of a new cluster does not fail for want of
 // the Lease's namespace. Shutdown stops the controllers, then releases the Lease, so that another
@@ -128,6 +129,9 @@ func addClusterControllers(s *serve.Server, cfg *serve.Config, o *flags.ServerOp
 	}
 	le := o.LeaderElection
 	if !le.LeaderElect {
+		if err := s.AddReadyzChecks(runningCheck{group: &ctrls.group}); err != nil {
+			return err
+		}
 		return s.AddPostStartHook("start-cluster-controllers", func(ctx context.Context) error {
 			bg.goRun(func() { ctrls.group.Run(ctx) })
 			return nil
@@ -176,7 +180,11 @@ func addClusterControllers(s *serve.Server, cfg *serve.Config, o *flags.ServerOp
 	if err != nil {
 		return err
 	}
-	if err := s.AddReadyzChecks(leaseCheck{Elector: elector, group: &ctrls.group}); err != nil {
+	// kube-controller-manager's leaderElection check fails a leader that has not renewed for long
+	// (its controllers stuck): a restart mends that, and the API serves meanwhile, so it is a
+	// liveness check here, not a readiness one.
+	if err := errors.Join(s.AddLivezChecks(elector),
+		s.AddReadyzChecks(runningCheck{group: &ctrls.group, lease: elector.Describe()})); err != nil {
 		return err
 	}
 	return s.AddPostStartHook("start-cluster-controllers", func(ctx context.Context) error {
@@ -210,23 +218,32 @@ func (c *runningCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// leaseCheck is kube's leaderElection readiness check, which in /readyz?verbose also says which
-// cluster-wide controllers this replica runs: "[+]leaderElection ok (runs: namespace-controller, ...)".
-type leaseCheck struct {
-	*leaderelection.Elector
+// runningCheck is the readiness check "cluster-controllers": it always passes (a replica that runs
+// no controller serves as well as one that runs them all), and in /readyz?verbose it says which
+// cluster-wide controllers this replica runs: "[+]cluster-controllers ok (runs: namespace-controller,
+// ...)". lease names the Lease whose holder runs them, "" without leader election.
+type runningCheck struct {
 	group *leaderelection.Group
+	lease string
 }
 
+func (c runningCheck) Name() string              { return "cluster-controllers" }
+func (c runningCheck) Check(*http.Request) error { return nil }
+
 // Detail names the controllers running here, or says that another replica runs them.
-func (c leaseCheck) Detail() string {
+func (c runningCheck) Detail() string {
 	var running []string
 	for _, name := range c.group.Names() {
 		if c.group.Running(name) {
 			running = append(running, name)
 		}
 	}
-	if len(running) == 0 {
-		return "runs no cluster-wide controllers: the holder of Lease " + c.Describe() + " does"
+	switch {
+	case len(running) > 0:
+		return "runs: " + strings.Join(running, ", ")
+	case c.lease != "":
+		return "runs no cluster-wide controllers: the holder of Lease " + c.lease + " does"
+	default:
+		return "runs no cluster-wide controllers"
 	}
-	return "runs: " + strings.Join(running, ", ")
 }

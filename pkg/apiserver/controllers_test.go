@@ -80,9 +80,9 @@ func TestControllersRunOnTheLeaseHolder(t *testing.T) {
 	runsControllers(t, b, "0")
 	runsControllers(t, a, "1")
 	for _, s := range []*servertest.Server{a, b} {
-		resp, err := http.Get(s.InsecureURL + "/readyz/leaderElection")
+		resp, err := http.Get(s.InsecureURL + "/livez/leaderElection")
 		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Errorf("/readyz/leaderElection: %v %v", err, resp)
+			t.Errorf("/livez/leaderElection: %v %v", err, resp)
 		} else {
 			resp.Body.Close()
 		}
@@ -91,7 +91,7 @@ func TestControllersRunOnTheLeaseHolder(t *testing.T) {
 	for _, c := range []struct {
 		s    *servertest.Server
 		want string
-	}{{a, "[+]leaderElection ok (runs: "}, {b, "[+]leaderElection ok (runs no cluster-wide controllers: the holder of Lease kube-system/apictl-controllers does)"}} {
+	}{{a, "[+]cluster-controllers ok (runs: "}, {b, "[+]cluster-controllers ok (runs no cluster-wide controllers: the holder of Lease kube-system/apictl-controllers does)"}} {
 		if got := readyzVerbose(t, c.s); !strings.Contains(got, c.want) {
 			t.Errorf("/readyz?verbose does not say %q:\n%s", c.want, got)
 		}
@@ -194,13 +194,13 @@ func TestLeaderElectOff(t *testing.T) {
 	if _, err := cs.CoordinationV1().Leases("kube-system").Get(context.Background(), "apictl-controllers", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the lease exists without leader election: %v", err)
 	}
-	resp, err := http.Get(s.InsecureURL + "/readyz/leaderElection")
+	resp, err := http.Get(s.InsecureURL + "/livez/leaderElection")
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("/readyz/leaderElection answers %d without leader election", resp.StatusCode)
+		t.Errorf("/livez/leaderElection answers %d without leader election", resp.StatusCode)
 	}
 }
 
@@ -224,7 +224,7 @@ func TestReadyWithoutTheLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := servertest.Start(t, "--etcd-servers", etcd)
-	for _, path := range []string{"/readyz", "/readyz/autoregister-completion", "/readyz/leaderElection"} {
+	for _, path := range []string{"/readyz", "/readyz/autoregister-completion", "/livez/leaderElection"} {
 		resp, err := http.Get(b.InsecureURL + path)
 		if err != nil {
 			t.Fatal(err)

@@ -44,8 +44,8 @@ func (s *Server) PrepareRun() *PreparedServer {
 		livezHookChecks = append(livezHookChecks, healthz.Delayed(c, s.cfg.LivezGracePeriod, time.Now))
 	}
 	checks := map[string][]healthz.Checker{
-		"healthz": concat(s.healthChecks, hookChecks),
-		"livez":   concat(s.healthChecks, livezHookChecks),
+		"healthz": concat(s.healthChecks, s.livezChecks, hookChecks),
+		"livez":   concat(s.healthChecks, s.livezChecks, livezHookChecks),
 		"readyz":  concat(s.healthChecks, s.readyzChecks, hookChecks, []healthz.Checker{p.shutdown}),
 	}
 	for name, endpoint := range map[string]routes.Endpoint{"healthz": routes.EndpointHealthz, "livez": routes.EndpointLivez, "readyz": routes.EndpointReadyz} {

@@ -46,6 +46,7 @@ type Server struct {
 	postShutdownHooks []namedHook
 	healthChecks      []healthz.Checker // healthz, livez and readyz
 	readyzChecks      []healthz.Checker // readyz only
+	livezChecks       []healthz.Checker // healthz and livez, not readyz
 	hookNames         map[string]bool
 }
 
@@ -144,6 +145,13 @@ func (s *Server) addHook(list *[]namedHook, name string, fn HookFunc, postStart 
 // AddHealthChecks adds checks to /healthz, /livez and /readyz.
 func (s *Server) AddHealthChecks(checks ...healthz.Checker) error {
 	return s.addChecks(&s.healthChecks, checks)
+}
+
+// AddLivezChecks adds checks to /healthz and /livez but not /readyz: checks whose failure a restart
+// mends and that say nothing of whether the server can serve, such as kube-controller-manager's
+// leaderElection (a leader whose controllers are stuck).
+func (s *Server) AddLivezChecks(checks ...healthz.Checker) error {
+	return s.addChecks(&s.livezChecks, checks)
 }
 
 // AddReadyzChecks adds checks to /readyz only.

@@ -176,9 +176,17 @@ func TestThreeReplicasOneLeader(t *testing.T) {
 					t.Errorf("%s on %s: apictl_controller_running = %q, want %s", c, r.base, got, want)
 				}
 			}
-			// Every replica is ready, leader or not, and says so with kube's leaderElection check.
-			if code, body := r.get(t, "/readyz?verbose"); code != 200 || !strings.Contains(body, "[+]leaderElection ok") {
-				t.Errorf("/readyz?verbose on %s: %d\n%s", r.base, code, body)
+			// Every replica is ready, leader or not, and says in /readyz?verbose whether it runs
+			// the controllers; kube's leaderElection check is a liveness check and passes.
+			says := "[+]cluster-controllers ok (runs no cluster-wide controllers"
+			if want == "1" {
+				says = "[+]cluster-controllers ok (runs: "
+			}
+			if code, body := r.get(t, "/readyz?verbose"); code != 200 || !strings.Contains(body, says) {
+				t.Errorf("/readyz?verbose on %s does not say %q: %d\n%s", r.base, says, code, body)
+			}
+			if code, body := r.get(t, "/livez/leaderElection"); code != 200 {
+				t.Errorf("/livez/leaderElection on %s: %d %s", r.base, code, body)
 			}
 		}
 	}

@@ -134,6 +134,39 @@ func (g *graph) virtualDelete(id identity) {
 	g.removeNode(existing, id)
 }
 
+// unwatch detaches the nodes of a monitor whose resource is no longer served. Unlike a relist that
+// finds nothing, that says nothing of the objects: they may still be stored (a CRD whose versions
+// were all turned off, or that cannot be served), and taking them for deleted would delete their
+// dependents. As kube keeps the nodes of a removed monitor, a node with dependents stays, as a
+// virtual node that a worker checks against the API (retrying while its kind is not served); the
+// others leave the graph, and only owners waiting for their dependents hear of it. The caller
+// holds g.mu.
+func (g *graph) unwatch(s *source) {
+	if s.nodes == 0 {
+		return
+	}
+	for _, n := range g.nodes {
+		if n.src != s {
+			continue
+		}
+		n.src = nil
+		s.nodes--
+		if len(n.dependents) > 0 {
+			n.set(stateVirtual, true)
+			g.attemptToDelete.Add(n)
+			continue
+		}
+		delete(g.nodes, n.uid)
+		g.removeDependentFromOwners(n, n.owners)
+		for _, o := range n.owners {
+			if owner, ok := g.nodes[o.uid]; ok && owner.is(stateDeletingDependents) {
+				g.attemptToDelete.Add(owner)
+			}
+		}
+	}
+	g.sizeChanged(len(g.nodes))
+}
+
 // removeNode takes n out of the graph and hands its dependents, and owners that wait for their
 // dependents, to attemptToDelete. id is the identity the delete was seen as.
 func (g *graph) removeNode(n *node, id identity) {

@@ -76,6 +76,8 @@ func (h *harness) apply(s step) {
 		h.g.observeDelete(src, s.objs[0])
 	case "virtualDelete":
 		h.g.virtualDelete(s.id)
+	case "unwatch":
+		h.g.unwatch(src)
 	case "relist":
 		listed := map[types.UID]struct{}{}
 		for _, o := range s.objs {
@@ -101,6 +103,8 @@ func TestGraphChanges(t *testing.T) {
 		wantEvents  []string
 		wantNodes   map[types.UID]string
 		wantAbsent  []identity
+		// wantNotAbsent must not be remembered absent.
+		wantNotAbsent []identity
 	}{{
 		name:        "a dependent of an unknown owner makes a virtual owner, which a worker checks",
 		last:        add("cm", dep),
@@ -225,6 +229,21 @@ func TestGraphChanges(t *testing.T) {
 		setup:     []step{add("node", obj("", "n", "o1"))},
 		last:      add("cm", obj("ns", "dep", "d1", ref("v1", "Node", "n", "o1", false))),
 		wantNodes: map[types.UID]string{"o1": "o", "d1": "o"},
+	}, {
+		name: "a resource no longer served: its owner node turns virtual for a worker to check, and nothing is taken for deleted",
+		setup: []step{add("cm", owner), add("cm", obj("ns", "lone", "l1")),
+			add("secret", obj("ns", "dep", "d1", cmRef("owner", "o1")))},
+		last:          step{op: "unwatch", src: "cm"},
+		wantDeletes:   []string{"owner"},
+		wantNodes:     map[types.UID]string{"o1": "v", "d1": "o"},
+		wantNotAbsent: []identity{{APIVersion: "v1", Kind: "ConfigMap", Namespace: "ns", Name: "owner", UID: "o1"}},
+	}, {
+		name: "a resource no longer served: an owner waiting for a dependent of it is woken",
+		setup: []step{add("secret", deleting(obj("ns", "owner", "o1"), "foregroundDeletion")),
+			add("cm", obj("ns", "dep", "d1", ref("v1", "Secret", "owner", "o1", true)))},
+		last:        step{op: "unwatch", src: "cm"},
+		wantDeletes: []string{"owner"},
+		wantNodes:   map[types.UID]string{"o1": "o"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness()
@@ -256,6 +275,11 @@ func TestGraphChanges(t *testing.T) {
 			for _, id := range tc.wantAbsent {
 				if !h.g.absent.has(id) {
 					t.Errorf("%s is not remembered absent", id)
+				}
+			}
+			for _, id := range tc.wantNotAbsent {
+				if h.g.absent.has(id) {
+					t.Errorf("%s is remembered absent", id)
 				}
 			}
 			checkLinks(t, h.g)

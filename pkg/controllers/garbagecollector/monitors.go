@@ -73,9 +73,8 @@ func (ms *monitors) sync(ctx context.Context, resources []Resource) []*source {
 	for gr, s := range ms.sources {
 		if _, ok := next[gr]; !ok {
 			ms.stop(s)
-			// Its objects are gone with it, as a relist that finds nothing would say.
 			ms.g.mu.Lock()
-			ms.g.sweep(s, nil)
+			ms.g.unwatch(s)
 			ms.g.mu.Unlock()
 		}
 	}
@@ -119,10 +118,12 @@ func (ms *monitors) stopAll() {
 // apply decodes what a monitor read and applies it to the graph.
 func (ms *monitors) apply(s *source, reset bool, items []storage.KeyValue, deleted bool, log *slog.Logger) {
 	metas := make([]*objectMeta, 0, len(items))
+	undecoded := false
 	for _, kv := range items {
 		m, err := decodeMeta(kv.Value)
 		if err != nil {
 			log.Warn("a stored object is left out of the dependency graph", "key", kv.Key, "err", err)
+			undecoded = true
 			continue
 		}
 		metas = append(metas, m)
@@ -131,7 +132,9 @@ func (ms *monitors) apply(s *source, reset bool, items []storage.KeyValue, delet
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var listed map[types.UID]struct{}
-	if reset && s.nodes > 0 {
+	// A relist with an object that could not be read says nothing of that object: sweeping would
+	// take it for deleted and its dependents with it.
+	if reset && s.nodes > 0 && !undecoded {
 		listed = make(map[types.UID]struct{}, len(metas))
 	}
 	for _, m := range metas {

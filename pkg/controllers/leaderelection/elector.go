@@ -62,7 +62,7 @@ func New(cfg Config) (*Elector, error) {
 	}
 	e := &Elector{cfg: cfg, health: leaderelection.NewLeaderHealthzAdaptor(HealthTimeout)}
 	// client-go's own checks of the durations, now rather than at the first campaign.
-	if _, err := e.newLeaderElector(leaderelection.LeaderCallbacks{
+	if _, err := e.newLeaderElector(&term{}, leaderelection.LeaderCallbacks{
 		OnStartedLeading: func(context.Context) {}, OnStoppedLeading: func() {},
 	}); err != nil {
 		return nil, err
@@ -83,22 +83,22 @@ func (e *Elector) Name() string { return e.health.Name() }
 // HealthTimeout, as kube's leaderElection health check does; a replica that does not lead passes.
 func (e *Elector) Check(r *http.Request) error { return e.health.Check(r) }
 
-func (e *Elector) newLeaderElector(callbacks leaderelection.LeaderCallbacks) (*leaderelection.LeaderElector, error) {
-	lock := &resourcelock.LeaseLock{
+func (e *Elector) newLeaderElector(t *term, callbacks leaderelection.LeaderCallbacks) (*leaderelection.LeaderElector, error) {
+	lease := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: e.cfg.Namespace, Name: e.cfg.Name},
 		Client:     e.cfg.Client,
 		LockConfig: resourcelock.ResourceLockConfig{Identity: e.cfg.Identity},
 	}
 	if e.cfg.Events != nil {
-		lock.LockConfig.EventRecorder = eventRecorder{client: e.cfg.Events, component: e.cfg.Component, log: e.cfg.Logger, now: time.Now}
+		lease.LockConfig.EventRecorder = eventRecorder{client: e.cfg.Events, component: e.cfg.Component, log: e.cfg.Logger, now: time.Now}
 	}
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:          lock,
+		Lock:          releaseAfterStop{Interface: lease, term: t},
 		LeaseDuration: e.cfg.LeaseDuration,
 		RenewDeadline: e.cfg.RenewDeadline,
 		RetryPeriod:   e.cfg.RetryPeriod,
 		Callbacks:     callbacks,
-		// Released only after the controllers stopped: see campaign.
+		// Released only after the controllers stopped: see releaseAfterStop and campaign.
 		ReleaseOnCancel: true,
 		Name:            e.cfg.Name,
 	})
@@ -130,30 +130,52 @@ func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context)) {
 // term is one run of lead: started once client-go reports the Lease won.
 type term struct {
 	mu      sync.Mutex
-	closed  bool          // no new run may start: the election ended or is ending
-	running chan struct{} // closes when the run returns; nil before it starts
+	closed  bool               // no new run may start: the election ended or is ending
+	cancel  context.CancelFunc // ends the run's context; nil before it starts
+	running chan struct{}      // closes when the run returns; nil before it starts
 }
 
-// start claims the term for a run; false when the election already ended.
-func (t *term) start() (chan struct{}, bool) {
+// start claims the term for a run under parent; false when the election already ended.
+func (t *term) start(parent context.Context) (context.Context, chan struct{}, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
-		return nil, false
+		return nil, nil, false
 	}
-	t.running = make(chan struct{})
-	return t.running, true
+	ctx, cancel := context.WithCancel(parent)
+	t.cancel, t.running = cancel, make(chan struct{})
+	return ctx, t.running, true
 }
 
-// close forbids a later start and waits for a run that started.
+// close forbids a later start, ends a run that started and waits for it to return.
 func (t *term) close() {
 	t.mu.Lock()
 	t.closed = true
-	running := t.running
+	cancel, running := t.cancel, t.running
 	t.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 	if running != nil {
 		<-running
 	}
+}
+
+// releaseAfterStop is the Lease lock with one change: the release that client-go writes when a term
+// ends (an empty holderIdentity) first stops the term and waits for its controllers. client-go
+// releases as soon as a renewal fails, before it cancels the leading context; without this a
+// successor could take the released Lease and run its controllers beside this replica's.
+type releaseAfterStop struct {
+	resourcelock.Interface
+	term *term
+}
+
+// Update writes the Lease record, after the term's controllers stopped when it is the release.
+func (l releaseAfterStop) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	if r.HolderIdentity == "" {
+		l.term.close()
+	}
+	return l.Interface.Update(ctx, r)
 }
 
 // campaign is one election: acquire, lead until renewal fails or ctx ends, then stop lead and
@@ -164,26 +186,22 @@ func (e *Elector) campaign(ctx context.Context, lead func(ctx context.Context)) 
 	// returned after ctx ended: the successor starts after this replica's controllers stopped.
 	elCtx, cancelEl := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelEl()
-	var t term
+	t := &term{}
 	stopAfter := context.AfterFunc(ctx, func() {
 		t.close()
 		cancelEl()
 	})
 	defer stopAfter()
 
-	le, err := e.newLeaderElector(leaderelection.LeaderCallbacks{
+	le, err := e.newLeaderElector(t, leaderelection.LeaderCallbacks{
 		// client-go calls this in a goroutine of its own, which campaign cannot wait for; term
 		// makes sure a run that starts is waited for, and that none starts once the election ended.
 		OnStartedLeading: func(leCtx context.Context) {
-			done, ok := t.start()
+			runCtx, done, ok := t.start(leCtx)
 			if !ok {
 				return
 			}
 			defer close(done)
-			runCtx, cancel := context.WithCancel(leCtx)
-			defer cancel()
-			stop := context.AfterFunc(ctx, cancel)
-			defer stop()
 			if e.cfg.OnLeading != nil {
 				e.cfg.OnLeading(true)
 				defer e.cfg.OnLeading(false)
