@@ -32,80 +32,40 @@ func defaultGCPolicy(gk schema.GroupKind) gcPolicy {
 	return gcDeleteDependents
 }
 
-// shouldOrphanDependents is kube's store rule of the same name: the options first, then a finalizer
-// the object already has, then the kind's default.
-func shouldOrphanDependents(policy gcPolicy, finalizers []string, o *metav1.DeleteOptions) bool {
+// gcFinalizersFor says which of the garbage collector's finalizers a delete with o asks for: kube's
+// store rules shouldOrphanDependents and shouldDeleteDependentsInForeground, which look at the same
+// things in the same order (the options, then a GC finalizer the object already has, then the
+// kind's default) and never both say yes.
+func gcFinalizersFor(policy gcPolicy, finalizers []string, o *metav1.DeleteOptions) (orphan, foreground bool) {
 	if policy == gcUnsupported {
-		return false
+		return false, false
 	}
 	if o != nil && o.OrphanDependents != nil {
-		return *o.OrphanDependents
+		return *o.OrphanDependents, false
 	}
 	if o != nil && o.PropagationPolicy != nil {
-		switch *o.PropagationPolicy {
-		case metav1.DeletePropagationOrphan:
-			return true
-		case metav1.DeletePropagationBackground, metav1.DeletePropagationForeground:
-			return false
+		switch p := *o.PropagationPolicy; p {
+		case metav1.DeletePropagationOrphan, metav1.DeletePropagationBackground, metav1.DeletePropagationForeground:
+			return p == metav1.DeletePropagationOrphan, p == metav1.DeletePropagationForeground
 		}
 	}
 	for _, f := range finalizers {
 		switch f {
 		case metav1.FinalizerOrphanDependents:
-			return true
+			return true, false
 		case metav1.FinalizerDeleteDependents:
-			return false
+			return false, true
 		}
 	}
-	return policy == gcOrphanDependents
-}
-
-// shouldDeleteDependentsInForeground is kube's store rule of the same name.
-func shouldDeleteDependentsInForeground(policy gcPolicy, finalizers []string, o *metav1.DeleteOptions) bool {
-	if policy == gcUnsupported {
-		return false
-	}
-	if o != nil && o.OrphanDependents != nil {
-		return false
-	}
-	if o != nil && o.PropagationPolicy != nil {
-		switch *o.PropagationPolicy {
-		case metav1.DeletePropagationForeground:
-			return true
-		case metav1.DeletePropagationBackground, metav1.DeletePropagationOrphan:
-			return false
-		}
-	}
-	for _, f := range finalizers {
-		switch f {
-		case metav1.FinalizerDeleteDependents:
-			return true
-		case metav1.FinalizerOrphanDependents:
-			return false
-		}
-	}
-	return false
+	return policy == gcOrphanDependents, false
 }
 
 // deletionFinalizers returns an object's finalizers after a delete with o, and whether they changed:
-// kube's deletionFinalizersForGarbageCollection. The garbage collector's two finalizers ("orphan",
-// "foregroundDeletion") are removed and added back, at the end, as the options ask; the others stay
-// in their order. Unchanged (as a set), the object's own slice is returned.
+// kube's deletionFinalizersForGarbageCollection. Unchanged (as a set), the object's own slice is
+// returned.
 func deletionFinalizers(policy gcPolicy, finalizers []string, o *metav1.DeleteOptions) ([]string, bool) {
-	orphan := shouldOrphanDependents(policy, finalizers, o)
-	foreground := shouldDeleteDependentsInForeground(policy, finalizers, o)
-	next := make([]string, 0, len(finalizers)+1)
-	for _, f := range finalizers {
-		if f != metav1.FinalizerOrphanDependents && f != metav1.FinalizerDeleteDependents {
-			next = append(next, f)
-		}
-	}
-	if orphan {
-		next = append(next, metav1.FinalizerOrphanDependents)
-	}
-	if foreground {
-		next = append(next, metav1.FinalizerDeleteDependents)
-	}
+	orphan, foreground := gcFinalizersFor(policy, finalizers, o)
+	next := withGCFinalizers(finalizers, orphan, foreground)
 	if sameSet(finalizers, next) {
 		return finalizers, false
 	}
@@ -126,21 +86,29 @@ func namespaceDeletionFinalizers(finalizers []string, o *metav1.DeleteOptions) [
 		orphan = *o.PropagationPolicy == metav1.DeletePropagationOrphan
 		foreground = *o.PropagationPolicy == metav1.DeletePropagationForeground
 	}
+	next := withGCFinalizers(finalizers, orphan, foreground)
+	if sameSet(finalizers, next) {
+		return finalizers
+	}
+	return next
+}
+
+// withGCFinalizers returns finalizers with the garbage collector's two ("orphan",
+// "foregroundDeletion") removed and added back, at the end, as asked; the others stay in their
+// order. kube's namespace storage builds the list from a map, in no set order; the order here is
+// the generic store's.
+func withGCFinalizers(finalizers []string, orphan, foreground bool) []string {
 	next := make([]string, 0, len(finalizers)+1)
 	for _, f := range finalizers {
 		if f != metav1.FinalizerOrphanDependents && f != metav1.FinalizerDeleteDependents {
 			next = append(next, f)
 		}
 	}
-	// kube builds the list from a map, in no set order; the order here is the generic store's.
 	if orphan {
 		next = append(next, metav1.FinalizerOrphanDependents)
 	}
 	if foreground {
 		next = append(next, metav1.FinalizerDeleteDependents)
-	}
-	if sameSet(finalizers, next) {
-		return finalizers
 	}
 	return next
 }
