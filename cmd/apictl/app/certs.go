@@ -55,9 +55,9 @@ func (d *certDirFlags) dir() string {
 	return filepath.Join(d.dataDir, certs.DirName)
 }
 
-// serveEnvFlags are the flags certs shares with serve, which it reads from serve's environment
+// serveEnvFlags are the flags certs and snapshot share with serve, which it reads from serve's environment
 // variables too, so that `APICTL_DATA_DIR=/var/lib/apictl apictl certs list` looks where serve does.
-var serveEnvFlags = []string{"data-dir", "cert-dir", "advertise-address", "secure-port"}
+var serveEnvFlags = []string{"data-dir", "cert-dir", "advertise-address", "secure-port", "etcd-servers", "etcd-cafile", "etcd-certfile", "etcd-keyfile"}
 
 // applyServeEnv sets the shared flags the command line left unset from APICTL_* variables.
 func applyServeEnv(cmd *cobra.Command) error {

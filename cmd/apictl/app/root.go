@@ -100,6 +100,7 @@ func NewRootCmd(streams Streams) *cobra.Command {
 		newRoutesCmd(streams),
 		newCertsCmd(streams),
 		newFlagsCmd(streams),
+		newSnapshotCmd(streams),
 		newVersionCmd(streams),
 	)
 	return root

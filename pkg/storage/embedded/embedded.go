@@ -89,6 +89,8 @@ const (
 	snapshotCatchUpEntries = 100
 	// lockFile, in the data directory, is held while etcd runs there.
 	lockFile = "apictl.lock"
+	// initialClusterToken names the cluster a new member bootstraps.
+	initialClusterToken = "apictl-embedded"
 )
 
 // Start runs etcd in cfg.Dir and returns once it serves requests. ctx bounds the wait for readiness;
@@ -150,6 +152,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	for _, l := range e.Clients {
 		s.clientURLs = append(s.clientURLs, scheme(cfg)+"://"+l.Addr().String())
 	}
+	// Written after the lock is held, read by apictl snapshot save; a failure only costs that.
+	if err := writeFile(filepath.Join(cfg.Dir, clientURLFile), []byte(s.clientURLs[0]+"\n")); err != nil && cfg.Logger != nil {
+		cfg.Logger.Warn("recording the embedded etcd's client URL", "err", err)
+	}
 	if cfg.Logger != nil {
 		cfg.Logger.Debug("embedded etcd ready", "dir", cfg.Dir, "endpoints", s.clientURLs)
 	}
@@ -197,7 +203,7 @@ func etcdConfig(cfg Config, server Credentials, closing *atomic.Bool) (*embed.Co
 	ecfg.AdvertisePeerUrls = []url.URL{*peer}
 	// Only read when the data dir is new; a restart takes the membership from the data.
 	ecfg.InitialCluster = name + "=" + unusedPeerURL
-	ecfg.InitialClusterToken = "apictl-embedded"
+	ecfg.InitialClusterToken = initialClusterToken
 	ecfg.ListenMetricsUrls = nil
 	// The gRPC gateway would dial the configured client address, port 0; apictl speaks gRPC only.
 	ecfg.EnableGRPCGateway = false
@@ -239,6 +245,7 @@ func (s *Server) Close(ctx context.Context) error {
 		go func() {
 			defer close(s.stopped)
 			s.etcd.Close()
+			_ = os.Remove(filepath.Join(s.etcd.Config().Dir, clientURLFile))
 			s.lock.Close()
 		}()
 	})
