@@ -50,6 +50,9 @@ type Config struct {
 	// them to be served, before the server is measured: issue 12's check that the built-in resources
 	// keep their speed with many CRDs installed.
 	CRDs int
+	// NamespaceCycles, when above 0, also runs the namespace churn (Churn): that many namespaces
+	// created and deleted on a server of their own, its memory read along the way.
+	NamespaceCycles int
 
 	// WorkDir is where the run's temporary directory is made (default os.TempDir()). Everything the
 	// run writes goes there and is removed at the end.

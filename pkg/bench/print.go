@@ -47,6 +47,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Authz != nil {
 		tables = append(tables, r.Authz.table())
 	}
+	if r.Churn != nil {
+		tables = append(tables, r.Churn.table())
+	}
 	for i, t := range tables {
 		if i > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {

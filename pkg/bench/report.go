@@ -82,6 +82,8 @@ type Report struct {
 	Kubectl  *Kubectl  `json:"kubectl,omitempty"`
 	// Authz is set when the run compared RBAC with AlwaysAllow (Config.Authz).
 	Authz *Authz `json:"authz,omitempty"`
+	// Churn is set when the run churned namespaces (Config.NamespaceCycles).
+	Churn *Churn `json:"namespaceChurn,omitempty"`
 }
 
 // Result is one measurement.
@@ -227,6 +229,10 @@ func (r *Report) Check(guard bool) error {
 				errs = append(errs, fmt.Errorf("authorization comparison, %s: %d requests failed, the first with: %s", res.Operation, res.Failed, res.FirstError))
 			}
 		}
+	}
+	if c := r.Churn; c != nil && c.Growth > ChurnGrowthTarget {
+		errs = append(errs, fmt.Errorf("namespace churn: RSS grew by %.1f%% from %d to %d cycles (%s to %s), more than %.0f%%",
+			100*c.Growth, c.Samples[0].Cycles, c.Cycles, formatBytes(c.Samples[0].RSS), formatBytes(c.Samples[len(c.Samples)-1].RSS), 100*ChurnGrowthTarget))
 	}
 	if guard {
 		for _, ra := range r.Ratios {

@@ -52,6 +52,11 @@ func Run(ctx context.Context, cfg Config) (_ *Report, err error) {
 			return nil, err
 		}
 	}
+	if cfg.NamespaceCycles > 0 {
+		if report.Churn, err = namespaceChurn(ctx, cfg, filepath.Join(dir, "churn")); err != nil {
+			return nil, err
+		}
+	}
 	if err := compare(ctx, cfg, filepath.Join(dir, "compare"), report); err != nil {
 		return nil, err
 	}

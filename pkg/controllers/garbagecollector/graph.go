@@ -2,6 +2,7 @@ package garbagecollector
 
 import (
 	"sync"
+	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -102,7 +103,10 @@ const (
 type node struct {
 	uid  types.UID
 	name string
-	ns   *string // interned; nil for cluster-scoped objects
+	// ns is interned with the unique package rather than a table of the graph's own, so that the
+	// namespaces of objects that are gone are dropped with them: a table would keep every
+	// namespace ever seen (issue 20's namespace churn). "" for cluster-scoped objects.
+	ns   unique.Handle[string]
 	kind *kindRef
 	// src is the monitor that observed the node (nil for virtual nodes), so that a relist of a
 	// resource finds its nodes that are gone.
@@ -122,12 +126,7 @@ func (n *node) set(bit uint8, on bool) {
 	}
 }
 
-func (n *node) namespace() string {
-	if n.ns == nil {
-		return ""
-	}
-	return *n.ns
-}
+func (n *node) namespace() string { return n.ns.Value() }
 
 func (n *node) identity() identity {
 	return identity{APIVersion: n.kind.apiVersion, Kind: n.kind.kind, Namespace: n.namespace(), Name: n.name, UID: n.uid}
@@ -174,8 +173,7 @@ type graph struct {
 	mu    sync.Mutex
 	nodes map[types.UID]*node
 
-	kinds      map[kindRef]*kindRef
-	namespaces map[string]*string
+	kinds map[kindRef]*kindRef
 
 	attemptToDelete queue
 	attemptToOrphan queue
@@ -193,7 +191,7 @@ func newGraph(attemptToDelete, attemptToOrphan queue, absent *absentCache, event
 	if sizeChanged == nil {
 		sizeChanged = func(int) {}
 	}
-	return &graph{nodes: map[types.UID]*node{}, kinds: map[kindRef]*kindRef{}, namespaces: map[string]*string{},
+	return &graph{nodes: map[types.UID]*node{}, kinds: map[kindRef]*kindRef{},
 		attemptToDelete: attemptToDelete, attemptToOrphan: attemptToOrphan, absent: absent, events: events, sizeChanged: sizeChanged}
 }
 
@@ -207,17 +205,7 @@ func (g *graph) kind(apiVersion, kind string) *kindRef {
 	return p
 }
 
-func (g *graph) namespace(ns string) *string {
-	if ns == "" {
-		return nil
-	}
-	if p, ok := g.namespaces[ns]; ok {
-		return p
-	}
-	p := &ns
-	g.namespaces[ns] = p
-	return p
-}
+func (g *graph) namespace(ns string) unique.Handle[string] { return unique.Make(ns) }
 
 func (g *graph) ownerRefs(refs []metav1.OwnerReference) []ownerRef {
 	if len(refs) == 0 {

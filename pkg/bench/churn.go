@@ -1,0 +1,158 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/apictl/apictl/pkg/output"
+)
+
+// Churn is the namespace churn measurement (issue 20): namespaces created and deleted over and over
+// on one server, its resident memory read after every tenth of the cycles once the deleted
+// namespaces are gone. Memory the server keeps per namespace ever deleted (the bookkeeping of
+// recently deleted namespaces, a controller's queue, an index) shows as growth from sample to
+// sample; bounded bookkeeping levels off after the first tenth.
+type Churn struct {
+	Cycles      int           `json:"cycles"`
+	Concurrency int           `json:"concurrency"`
+	Took        time.Duration `json:"tookNanoseconds"`
+	// IdleRSS is the server's memory before the first cycle.
+	IdleRSS int64         `json:"idleRSSBytes"`
+	Samples []ChurnSample `json:"samples"`
+	// Growth is the last sample's RSS over the first's, less one: the measure judged against
+	// ChurnGrowthTarget.
+	Growth float64 `json:"growth"`
+}
+
+// ChurnSample is the server's memory after Cycles cycles, every namespace deleted so far gone.
+type ChurnSample struct {
+	Cycles int   `json:"cycles"`
+	RSS    int64 `json:"rssBytes"`
+}
+
+// ChurnGrowthTarget is issue 20's bound: RSS flat within 10% after the first tenth of the cycles.
+const ChurnGrowthTarget = 0.10
+
+// churnSamples is how many times memory is read during the churn.
+const churnSamples = 10
+
+// namespaceChurn starts `apictl serve` on its embedded etcd, as users run it, and runs cfg.NamespaceCycles
+// create/delete cycles of uniquely named namespaces on ChurnConcurrency clients.
+func namespaceChurn(ctx context.Context, cfg Config, dir string) (_ *Churn, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("measuring namespace churn: %w", err)
+	}
+	s, _, err := startServer(ctx, cfg.Apictl, filepath.Join(dir, "data"), nil, readyPollInterval)
+	if err != nil {
+		return nil, fmt.Errorf("measuring namespace churn: %w", err)
+	}
+	defer func() { err = errors.Join(err, s.stop()) }()
+	h, err := s.target(ViaHTTP1, ChurnConcurrency)
+	if err != nil {
+		return nil, err
+	}
+	defer h.client.CloseIdleConnections()
+	if err := sleep(ctx, cfg.Settle); err != nil {
+		return nil, err
+	}
+	c := &Churn{Cycles: cfg.NamespaceCycles, Concurrency: ChurnConcurrency}
+	if c.IdleRSS, _, err = s.proc.memory(); err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	done := 0
+	for i := 1; i <= churnSamples; i++ {
+		upTo := cfg.NamespaceCycles * i / churnSamples
+		err := parallel(ctx, upTo-done, ChurnConcurrency, func(ctx context.Context, j int) error {
+			return churnCycle(ctx, h, "churn-"+strconv.Itoa(done+j))
+		})
+		if err != nil {
+			return nil, fmt.Errorf("namespace churn after %d cycles: %w", done, err)
+		}
+		done = upTo
+		if err := waitNamespacesGone(ctx, h); err != nil {
+			return nil, fmt.Errorf("namespace churn after %d cycles: %w", done, err)
+		}
+		if err := sleep(ctx, cfg.Settle); err != nil {
+			return nil, err
+		}
+		rss, _, err := s.proc.memory()
+		if err != nil {
+			return nil, err
+		}
+		c.Samples = append(c.Samples, ChurnSample{Cycles: done, RSS: rss})
+		cfg.Logger.Info("namespace churn", "cycles", done, "rss", formatBytes(rss), "took", time.Since(began).Round(time.Millisecond))
+	}
+	c.Took = time.Since(began)
+	if first := c.Samples[0].RSS; first > 0 {
+		c.Growth = float64(c.Samples[len(c.Samples)-1].RSS)/float64(first) - 1
+	}
+	return c, nil
+}
+
+// ChurnConcurrency is how many clients create and delete namespaces at once.
+const ChurnConcurrency = 8
+
+// churnCycle creates namespace name and deletes it at once, as a test suite does with its
+// namespaces; the namespace controller empties and removes it afterwards.
+func churnCycle(ctx context.Context, h httpTarget, name string) error {
+	body := []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + name + `","labels":{"bench":"churn"}}}`)
+	if err := h.do(ctx, http.MethodPost, "/api/v1/namespaces", body, http.StatusCreated, nil); err != nil {
+		return err
+	}
+	return h.do(ctx, http.MethodDelete, "/api/v1/namespaces/"+name, nil, http.StatusOK, nil)
+}
+
+// churnGoneTimeout bounds the wait for the namespace controller to remove the deleted namespaces.
+const churnGoneTimeout = 5 * time.Minute
+
+// waitNamespacesGone waits until no namespace of the churn is left.
+func waitNamespacesGone(ctx context.Context, h httpTarget) error {
+	ctx, cancel := context.WithTimeout(ctx, churnGoneTimeout)
+	defer cancel()
+	var buf bytes.Buffer
+	for {
+		if err := h.do(ctx, http.MethodGet, "/api/v1/namespaces?labelSelector=bench%3Dchurn&limit=1", nil, http.StatusOK, &buf); err != nil {
+			return fmt.Errorf("waiting for the deleted namespaces to go: %w", err)
+		}
+		var list struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(buf.Bytes(), &list); err != nil {
+			return fmt.Errorf("waiting for the deleted namespaces to go: decoding the list: %w", err)
+		}
+		if len(list.Items) == 0 {
+			return nil
+		}
+		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+			return fmt.Errorf("waiting for the deleted namespaces to go: %w", err)
+		}
+	}
+}
+
+// table shows the server's memory along the churn.
+func (c *Churn) table() output.Table {
+	t := output.Table{
+		Title: fmt.Sprintf("namespace churn: %d namespaces created and deleted by %d clients in %s, apictl serve on its embedded etcd (idle RSS %s)",
+			c.Cycles, c.Concurrency, c.Took.Round(time.Second), formatBytes(c.IdleRSS)),
+		Header: []string{"CYCLES", "RSS", "VS FIRST"},
+	}
+	for _, s := range c.Samples {
+		t.Rows = append(t.Rows, []string{strconv.Itoa(s.Cycles), formatBytes(s.RSS),
+			fmt.Sprintf("%+.1f%%", 100*(float64(s.RSS)/float64(c.Samples[0].RSS)-1))})
+	}
+	verdict := "ok"
+	if c.Growth > ChurnGrowthTarget {
+		verdict = "GREW"
+	}
+	t.Rows = append(t.Rows, []string{"growth", fmt.Sprintf("%+.1f%%", 100*c.Growth), fmt.Sprintf("≤ %.0f%%: %s", 100*ChurnGrowthTarget, verdict)})
+	return t
+}
