@@ -8,14 +8,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
-	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
 	"github.com/apictl/apictl/pkg/storage/embedded"
+	"github.com/apictl/apictl/pkg/storage/etcd3"
 )
 
 // Source says which etcd to snapshot: the external cluster in Endpoints, with the same files
@@ -99,21 +98,11 @@ func firstMember(ctx context.Context, endpoints []string, tlsConfig *tls.Config,
 	return nil, nil, fmt.Errorf("no etcd member answered: %w", errors.Join(errs...))
 }
 
-// clientTLS is the TLS of a client of src: from its files when any is given, the system's roots
-// for https endpoints otherwise, none for plain http.
+// clientTLS is the TLS of a client of src.
 func clientTLS(src Source) (*tls.Config, error) {
-	if src.CAFile == "" && src.CertFile == "" && src.KeyFile == "" {
-		for _, ep := range src.Endpoints {
-			if strings.HasPrefix(ep, "https://") {
-				return &tls.Config{MinVersion: tls.VersionTLS12}, nil
-			}
-		}
-		return nil, nil
-	}
-	info := transport.TLSInfo{CertFile: src.CertFile, KeyFile: src.KeyFile, TrustedCAFile: src.CAFile}
-	c, err := info.ClientConfig()
+	c, err := etcd3.ClientTLS(src.Endpoints, src.CAFile, src.CertFile, src.KeyFile)
 	if err != nil {
-		return nil, fmt.Errorf("loading the etcd client's TLS files: %w", err)
+		return nil, fmt.Errorf("the etcd client's TLS: %w", err)
 	}
 	return c, nil
 }

@@ -192,21 +192,26 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// clientTLS builds the client's TLS configuration: from the files when any is given, the system's
-// roots for https endpoints otherwise, none for plain http.
+// clientTLS builds the client's TLS configuration (ClientTLS).
 func clientTLS(cfg Config) (*tls.Config, error) {
-	if cfg.CAFile == "" && cfg.CertFile == "" && cfg.KeyFile == "" {
-		for _, ep := range cfg.Endpoints {
+	return ClientTLS(cfg.Endpoints, cfg.CAFile, cfg.CertFile, cfg.KeyFile)
+}
+
+// ClientTLS is the TLS configuration of an etcd client, as `apictl serve --etcd-*` sets it: from the
+// files when any is given, the system's roots for https endpoints otherwise, none for plain http.
+func ClientTLS(endpoints []string, caFile, certFile, keyFile string) (*tls.Config, error) {
+	if caFile == "" && certFile == "" && keyFile == "" {
+		for _, ep := range endpoints {
 			if strings.HasPrefix(ep, "https://") {
 				return &tls.Config{MinVersion: tls.VersionTLS12}, nil
 			}
 		}
 		return nil, nil
 	}
-	if (cfg.CertFile == "") != (cfg.KeyFile == "") {
+	if (certFile == "") != (keyFile == "") {
 		return nil, errors.New("a client certificate needs both a certificate file and a key file")
 	}
-	info := transport.TLSInfo{CertFile: cfg.CertFile, KeyFile: cfg.KeyFile, TrustedCAFile: cfg.CAFile}
+	info := transport.TLSInfo{CertFile: certFile, KeyFile: keyFile, TrustedCAFile: caFile}
 	tlsConfig, err := info.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("load TLS files: %w", err)
