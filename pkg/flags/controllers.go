@@ -15,6 +15,7 @@ var ControllerNames = []string{
 	"apiservice-status-remote-available-controller",
 	"clusterrole-aggregation-controller",
 	"crd-status-and-cleanup-controller",
+	"etcd-snapshot-controller",
 	"garbage-collector-controller",
 	"namespace-controller",
 	"root-ca-certificate-publisher-controller",

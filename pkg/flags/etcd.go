@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/apictl/apictl/pkg/snapshot"
 )
 
 // EtcdOptions say where objects are stored: an embedded etcd in the data dir, or an external cluster.
@@ -23,6 +25,14 @@ type EtcdOptions struct {
 	HealthcheckTimeout time.Duration
 	// QuotaBackendBytes is the embedded etcd's database quota (0: etcd's default, 2 GiB).
 	QuotaBackendBytes int64
+	// Scheduled snapshots, as k3s takes them of its embedded etcd: SnapshotScheduleCron says when
+	// (cron), SnapshotRetention how many scheduled ones are kept, SnapshotDir where (empty:
+	// <data-dir>/snapshots); DisableSnapshots turns them off. Taken once per cluster, by the replica
+	// that runs the cluster-wide controllers.
+	SnapshotScheduleCron string
+	SnapshotRetention    int
+	SnapshotDir          string
+	DisableSnapshots     bool
 }
 
 // NewEtcdOptions returns kube's defaults.
@@ -31,6 +41,9 @@ func NewEtcdOptions() *EtcdOptions {
 		Prefix:             "/registry",
 		CompactionInterval: 5 * time.Minute,
 		HealthcheckTimeout: 2 * time.Second,
+		// k3s's defaults: twice a day, five kept.
+		SnapshotScheduleCron: "0 */12 * * *",
+		SnapshotRetention:    5,
 	}
 }
 
@@ -46,6 +59,11 @@ func (o *EtcdOptions) AddFlags(fs *pflag.FlagSet) {
 		"The interval of compaction requests. If 0, compaction requests from the apiserver are disabled.")
 	fs.DurationVar(&o.HealthcheckTimeout, "etcd-healthcheck-timeout", o.HealthcheckTimeout,
 		"The timeout to use when checking etcd health.")
+	fs.StringVar(&o.SnapshotScheduleCron, "etcd-snapshot-schedule-cron", o.SnapshotScheduleCron,
+		"When to take scheduled snapshots of etcd, in cron format (minute hour day-of-month month day-of-week, or @every 6h). Taken once per cluster, by the replica running the cluster-wide controllers (see --leader-elect).")
+	fs.IntVar(&o.SnapshotRetention, "etcd-snapshot-retention", o.SnapshotRetention, "How many scheduled snapshots to keep; older ones are deleted.")
+	fs.StringVar(&o.SnapshotDir, "etcd-snapshot-dir", o.SnapshotDir, "Where scheduled snapshots go (default <data-dir>/snapshots). apictl snapshot ls --dir lists them.")
+	fs.BoolVar(&o.DisableSnapshots, "etcd-disable-snapshots", o.DisableSnapshots, "Take no scheduled snapshots.")
 	fs.Int64Var(&o.QuotaBackendBytes, "etcd-quota-backend-bytes", o.QuotaBackendBytes,
 		"The size in bytes the embedded etcd's database may reach before etcd refuses writes (its NOSPACE alarm; apictl then compacts, defragments and disarms it once deletes made room). 0 means etcd's default, 2 GiB. An external cluster sets its own --quota-backend-bytes.")
 }
@@ -78,6 +96,14 @@ func (o *EtcdOptions) Validate() []error {
 	errs.add(checkNotNegative(s, "etcd-compaction-interval", o.CompactionInterval))
 	errs.add(checkPositive(s, "etcd-healthcheck-timeout", o.HealthcheckTimeout))
 	errs.add(checkNotNegativeInt(s, "etcd-quota-backend-bytes", o.QuotaBackendBytes, "etcd's default of 2 GiB"))
+	if !o.DisableSnapshots {
+		if _, err := snapshot.ParseSchedule(o.SnapshotScheduleCron); err != nil {
+			errs.add(problemf(s, "etcd-snapshot-schedule-cron", o.SnapshotScheduleCron, "must be a cron schedule with five fields, like \"0 */12 * * *\", or a descriptor like @every 6h (or set --etcd-disable-snapshots)"))
+		}
+		if o.SnapshotRetention < 1 {
+			errs.add(problemf(s, "etcd-snapshot-retention", strconv.Itoa(o.SnapshotRetention), "must keep at least 1 snapshot (or set --etcd-disable-snapshots)"))
+		}
+	}
 	if len(o.Servers) > 0 && o.QuotaBackendBytes != 0 {
 		errs.add(problemf(s, "etcd-quota-backend-bytes", strconv.FormatInt(o.QuotaBackendBytes, 10),
 			"applies to the embedded etcd only: set --quota-backend-bytes on the members of the cluster in --etcd-servers"))

@@ -144,3 +144,47 @@ func TestSnapshotUnderLoadRestores(t *testing.T) {
 		}
 	}
 }
+
+// TestScheduledSnapshotsOncePerCluster is issue 21's scheduled snapshots: two replicas on one etcd
+// with a snapshot every 2 s into one directory; only the holder of the controllers' Lease takes
+// them, and exactly --etcd-snapshot-retention scheduled ones are kept.
+func TestScheduledSnapshotsOncePerCluster(t *testing.T) {
+	etcd := startEtcdCluster(t, 1)
+	dir := t.TempDir()
+	var replicas []*replica
+	for range 2 {
+		ports := freePorts(t, 2)
+		p := startServe(t, "--etcd-servers", strings.Join(etcd, ","),
+			"--secure-port", fmt.Sprint(ports[0]), "--insecure-port", fmt.Sprint(ports[1]), "--bind-address", "127.0.0.1",
+			"--leader-elect-lease-duration", haLeaseDuration.String(), "--leader-elect-renew-deadline", haRenewDeadline.String(),
+			"--leader-elect-retry-period", haRetryPeriod.String(),
+			"--etcd-snapshot-schedule-cron", "@every 2s", "--etcd-snapshot-retention", "2", "--etcd-snapshot-dir", dir)
+		replicas = append(replicas, &replica{process: p, insecure: ports[1], base: fmt.Sprintf("http://127.0.0.1:%d", ports[1])})
+	}
+	for _, r := range replicas {
+		waitReady(t, r.insecure)
+	}
+	taken := func(r *replica) int {
+		n, _ := strconv.Atoi(r.metric(t, `apictl_etcd_snapshots_total{result="success"}`))
+		return n
+	}
+	waitFor(t, 30*time.Second, "four scheduled snapshots", func() bool { return taken(replicas[0])+taken(replicas[1]) >= 4 })
+	if a, b := taken(replicas[0]), taken(replicas[1]); a > 0 && b > 0 {
+		t.Errorf("both replicas took snapshots (%d and %d): once per cluster means the Lease holder only", a, b)
+	}
+	// Stopped first, so that no snapshot is between its save and the pruning.
+	for _, r := range replicas {
+		if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		r.wait(t, 30*time.Second)
+	}
+	out := apictlRun(t, dir, "snapshot", "ls", "--dir", dir, "-o", "json")
+	var list []struct{ Name string }
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("snapshot ls -o json: %v\n%s", err, out)
+	}
+	if len(list) != 2 || !strings.HasPrefix(list[0].Name, "scheduled-") {
+		t.Errorf("snapshots kept: %s, want the retention of 2 scheduled ones", out)
+	}
+}
