@@ -34,6 +34,8 @@ require (
 
 require (
 	github.com/go-jose/go-jose/v4 v4.1.9
+	github.com/robfig/cron/v3 v3.0.1
+	go.etcd.io/etcd/etcdutl/v3 v3.7.3
 	k8s.io/kube-aggregator v0.37.2
 	k8s.io/streaming v0.37.2
 )
@@ -42,8 +44,6 @@ require (
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/moby/spdystream v0.5.1 // indirect
 	github.com/mxk/go-flowrate v0.0.0-20140419014527-cca7078d478f // indirect
-	github.com/robfig/cron/v3 v3.0.1 // indirect
-	go.etcd.io/etcd/etcdutl/v3 v3.7.3 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.36.0 // indirect
 )
 

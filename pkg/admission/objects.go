@@ -23,6 +23,10 @@ type Objects struct {
 	// Convert converts a custom resource to another version of its CRD; nil when the CRD has one
 	// version (the only conversion then is none).
 	Convert func(in *unstructured.Unstructured, to schema.GroupVersionKind) (*unstructured.Unstructured, error)
+	// ConvertKind converts a built-in object to the Go type of out when the two kinds are one object
+	// stored alike (events.k8s.io/v1 and core v1 Events), for matchPolicy Equivalent; nil when the
+	// resource has no such twin.
+	ConvertKind func(in, out runtime.Object) error
 	// Default applies the kind's defaults to an object a webhook patched, as kube's defaulter does;
 	// nil when the kind has none.
 	Default func(runtime.Object)
@@ -40,7 +44,9 @@ func (o *Objects) GetObjectTyper() runtime.ObjectTyper { return clientgoscheme.S
 func (o *Objects) GetObjectDefaulter() runtime.ObjectDefaulter { return defaulter{o.Default} }
 
 // GetObjectConvertor implements admission.ObjectInterfaces.
-func (o *Objects) GetObjectConvertor() runtime.ObjectConvertor { return convertor{o.Convert} }
+func (o *Objects) GetObjectConvertor() runtime.ObjectConvertor {
+	return convertor{convert: o.Convert, convertKind: o.ConvertKind}
+}
 
 // GetEquivalentResourceMapper implements admission.ObjectInterfaces.
 func (o *Objects) GetEquivalentResourceMapper() runtime.EquivalentResourceMapper { return o.Mapper }
@@ -71,7 +77,8 @@ func (d defaulter) Default(obj runtime.Object) {
 // built-in kinds through their internal version; apictl has none, so a built-in kind converts only
 // to itself, and a webhook asking for another version of it gets the plugin's conversion error.
 type convertor struct {
-	convert func(in *unstructured.Unstructured, to schema.GroupVersionKind) (*unstructured.Unstructured, error)
+	convert     func(in *unstructured.Unstructured, to schema.GroupVersionKind) (*unstructured.Unstructured, error)
+	convertKind func(in, out runtime.Object) error
 }
 
 func (c convertor) Convert(in, out, context any) error {
@@ -99,6 +106,11 @@ func (c convertor) Convert(in, out, context any) error {
 	if vi.Kind() == reflect.Pointer && vi.Type() == vo.Type() && !vi.IsNil() && !vo.IsNil() {
 		vo.Elem().Set(vi.Elem())
 		return nil
+	}
+	inObj, ok := in.(runtime.Object)
+	outObj, ok2 := out.(runtime.Object)
+	if c.convertKind != nil && ok && ok2 {
+		return c.convertKind(inObj, outObj)
 	}
 	return fmt.Errorf("converting %T to %T: not supported", in, out)
 }

@@ -38,10 +38,14 @@ func newWatchCaches(api *routes.API, store storage.Store, log *slog.Logger) (*wa
 					continue // nothing stored, nothing to watch
 				}
 				gr := schema.GroupResource{Group: g.Name, Resource: r.Plural}
+				if r.StoredAs != nil {
+					// Its objects are the other resource's: one cache holds them, served or not.
+					gr = r.StoredAs.GroupResource()
+				}
 				if _, done := w.byResource[gr]; done {
 					continue // one cache per resource, whatever its versions
 				}
-				c, err := cacher.New(store, storage.ResourcePrefix(g.Name, r.Plural, ""),
+				c, err := cacher.New(store, storage.ResourcePrefix(gr.Group, gr.Resource, ""),
 					cacher.Config{Logger: log.With("component", "watch-cache", "resource", gr.String())})
 				if err != nil {
 					return nil, fmt.Errorf("creating the watch cache of %s: %w", gr, err)

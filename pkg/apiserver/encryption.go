@@ -21,8 +21,8 @@ func storedResources(api *routes.API) []schema.GroupResource {
 		for _, v := range g.Versions {
 			for _, r := range v.Resources {
 				gr := schema.GroupResource{Group: g.Name, Resource: r.Plural}
-				if r.CreateOnly() || seen[gr] {
-					continue
+				if r.CreateOnly() || r.StoredAs != nil || seen[gr] {
+					continue // nothing stored, or stored as another resource (listed as that one)
 				}
 				seen[gr] = true
 				out = append(out, gr)

@@ -15,7 +15,16 @@ import (
 const mallocsMetric = "go_memstats_mallocs_total"
 
 // mallocs reads the server's allocation counter from /metrics on the insecure port.
-func (s *server) mallocs(ctx context.Context) (float64, error) {
+func (s *server) mallocs(ctx context.Context) (float64, error) { return s.metric(ctx, mallocsMetric) }
+
+// heapInuse reads the server's go_memstats_heap_inuse_bytes.
+func (s *server) heapInuse(ctx context.Context) (int64, error) {
+	v, err := s.metric(ctx, "go_memstats_heap_inuse_bytes")
+	return int64(v), err
+}
+
+// metric reads one unlabelled sample of the server's /metrics.
+func (s *server) metric(ctx context.Context, name string) (float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.insecureURL+"/metrics", nil)
 	if err != nil {
 		return 0, err
@@ -28,7 +37,7 @@ func (s *server) mallocs(ctx context.Context) (float64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("reading the server's metrics: %s", resp.Status)
 	}
-	v, err := parseMetric(resp.Body, mallocsMetric)
+	v, err := parseMetric(resp.Body, name)
 	if err != nil {
 		return 0, fmt.Errorf("reading the server's metrics: %w", err)
 	}

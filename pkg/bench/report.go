@@ -231,8 +231,9 @@ func (r *Report) Check(guard bool) error {
 		}
 	}
 	if c := r.Churn; c != nil && c.Growth > ChurnGrowthTarget {
-		errs = append(errs, fmt.Errorf("namespace churn: RSS grew by %.1f%% from %d to %d cycles (%s to %s), more than %.0f%%",
-			100*c.Growth, c.Samples[0].Cycles, c.Cycles, formatBytes(c.Samples[0].RSS), formatBytes(c.Samples[len(c.Samples)-1].RSS), 100*ChurnGrowthTarget))
+		b := c.Samples[c.Baseline]
+		errs = append(errs, fmt.Errorf("namespace churn: anonymous RSS grew by %.1f%% from %d to %d cycles (%s to %s), more than %.0f%%",
+			100*c.Growth, b.Cycles, c.Cycles, formatBytes(b.Anon), formatBytes(c.Samples[len(c.Samples)-1].Anon), 100*ChurnGrowthTarget))
 	}
 	if guard {
 		for _, ra := range r.Ratios {

@@ -22,12 +22,18 @@ func unsupportedMediaType(accepted []string) error {
 }
 
 // patchRejected is kube's 422 for a JSON patch whose operations do not apply to the object (a
-// failed test, a missing path). kube's message says nothing more; the cause carries the detail,
-// which kubectl prints after "The request is invalid".
+// failed test, a missing path): NewGenericServerResponse's generic "the server rejected our request
+// due to an error in our request" with empty details; kube says nothing more (checked against
+// kube-apiserver v1.37.2).
 func patchRejected(err error) error {
-	e := apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
-	e.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "patch", Message: err.Error()}}
-	return e
+	return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+}
+
+// unconverted is how kube's handlers answer an error that is not a Status (ErrorToAPIStatus): a 500
+// without a reason or details, the error's message as it is.
+func unconverted(err error) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
+		Code: http.StatusInternalServerError, Message: err.Error()}}
 }
 
 // undecodable is kube's 422 for a patched object that no longer decodes into its kind (a string

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/apictl/apictl/pkg/patch/internal/handlers"
 )
 
 // kube's limits on JSON patches.
@@ -39,16 +41,8 @@ func limitJSONPatchCopies() {
 	}
 }
 
-// jsonPatchOperation is one RFC 6902 operation, decoded only to find unknown and duplicate fields.
-type jsonPatchOperation struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	From  string `json:"from"`
-	Value any    `json:"value"`
-}
-
 // jsonPatch applies a JSON patch or a JSON merge patch to the JSON of current.
-func (tg *target) jsonPatch(own *ownership, current runtime.Object, req Request, strict *strictness) (runtime.Object, error) {
+func (tg *target) jsonPatch(current runtime.Object, req Request, strict *strictness) (runtime.Object, error) {
 	currentJS, err := json.Marshal(tg.forReading(current))
 	if err != nil {
 		return nil, fmt.Errorf("encoding the current object: %w", err)
@@ -57,8 +51,7 @@ func (tg *target) jsonPatch(own *ownership, current runtime.Object, req Request,
 	switch req.Type {
 	case types.JSONPatchType:
 		if strict.enabled() {
-			var ops []jsonPatchOperation
-			found, err := sigsjson.UnmarshalStrict(req.Patch, &ops)
+			found, err := handlers.UnmarshalJSONPatchStrict(req.Patch)
 			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
 			}
@@ -101,12 +94,13 @@ func (tg *target) jsonPatch(own *ownership, current runtime.Object, req Request,
 			return nil, fmt.Errorf("applying the merge patch: %w", err)
 		}
 	}
+	strict.quote(string(patched))
 	obj, err := tg.decodePatched(patched, strict)
 	if err != nil {
 		return nil, err
 	}
 	tg.Default(obj) // as kube's decoder defaults the patched object
-	return own.track(current, obj, Manager(req.Options.FieldManager, req.UserAgent)), nil
+	return obj, nil
 }
 
 // rootOperationWithoutValue finds the first "test" or "replace" of the whole document ("path": "")

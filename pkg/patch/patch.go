@@ -28,6 +28,14 @@ type Request struct {
 	Options metav1.PatchOptions
 	// UserAgent names the manager of a non-apply patch that sets no fieldManager, as in kube.
 	UserAgent string
+	// Decode, when set, decodes the object a JSON, merge or strategic merge patch produced once
+	// more, as the handler decodes a request body of the resource: a custom resource's schema
+	// prunes unknown fields (reporting them per fieldValidation) and applies its defaults. It runs
+	// before the field manager records the write, as kube decodes a patched object before its field
+	// manager runs, so that the patcher owns the defaults its patch brought back. Its warnings
+	// follow the patcher's own. An apply is defaulted by the handler afterwards: the field manager
+	// records what the configuration applied, defaults or not.
+	Decode func(obj runtime.Object) (runtime.Object, []string, error)
 }
 
 // Result is a patched object.
@@ -81,9 +89,9 @@ func (p *Patcher) Patch(current runtime.Object, req Request) (*Result, error) {
 	case types.ApplyYAMLPatchType:
 		obj, err = tg.apply(own, current, req, strict)
 	case types.JSONPatchType, types.MergePatchType:
-		obj, err = tg.jsonPatch(own, current, req, strict)
+		obj, err = tg.jsonPatch(current, req, strict)
 	case types.StrategicMergePatchType:
-		obj, err = tg.strategicPatch(own, current, req, strict)
+		obj, err = tg.strategicPatch(current, req, strict)
 	}
 	if err != nil {
 		return nil, internalError(err)
@@ -91,6 +99,21 @@ func (p *Patcher) Patch(current runtime.Object, req Request) (*Result, error) {
 	warnings, err := strict.verdict()
 	if err != nil {
 		return nil, err
+	}
+	if req.Type != types.ApplyYAMLPatchType {
+		// The apply has its managedFields from the field manager's Apply; the other patches are
+		// recorded as updates of the decoded object.
+		if req.Decode != nil {
+			decoded, more, err := req.Decode(obj)
+			if err != nil {
+				return nil, internalError(err)
+			}
+			if err := tg.check(decoded, "the decoded"); err != nil {
+				return nil, internalError(err)
+			}
+			obj, warnings = decoded, append(warnings, more...)
+		}
+		obj = own.track(current, obj, Manager(req.Options.FieldManager, req.UserAgent))
 	}
 	if err := tg.checkIdentity(obj, current == nil, req); err != nil {
 		return nil, err

@@ -111,7 +111,7 @@ func (p *Patcher) addResource(gv schema.GroupVersion, res *routes.Resource, conv
 		var reset []string
 		switch {
 		case gvk == parent && sub.Name == "status":
-			reset = statusResetFields(gv.Group)
+			reset = statusResetFields(gv.Group, res.Custom)
 		case gvk == parent && sub.Name == "finalize":
 			reset = []string{"status"}
 		case gvk == parent:
@@ -128,9 +128,13 @@ func (p *Patcher) addResource(gv schema.GroupVersion, res *routes.Resource, conv
 }
 
 // statusResetFields are the top-level fields a write to /status cannot change. The status strategies
-// of APIServices and ValidatingAdmissionPolicies also keep the stored metadata, so nobody owns
-// metadata there either.
-func statusResetFields(group string) []string {
+// of custom resources, APIServices and ValidatingAdmissionPolicies also keep the stored metadata,
+// so nobody owns metadata there either: labels a custom resource's /status body carries are not
+// recorded (kube's customresource statusStrategy resets metadata and spec).
+func statusResetFields(group string, custom bool) []string {
+	if custom {
+		return []string{"metadata", "spec"}
+	}
 	switch group {
 	case "apiregistration.k8s.io", "admissionregistration.k8s.io":
 		return []string{"spec", "metadata"}
@@ -183,15 +187,18 @@ func (p *Patcher) Accepted(t Target) []types.PatchType {
 	return append([]types.PatchType(nil), tg.accepted...)
 }
 
-// ParseType reads the Content-Type of a PATCH request to t, ignoring parameters such as charset, and
+// ParseType reads the Content-Type of a PATCH request to t as kube's patch handler does, cutting
+// parameters such as charset at the first ";" and nothing else (no trimming, no case folding), and
 // returns the patch type, or kube's 415 listing the accepted media types.
 func (p *Patcher) ParseType(t Target, contentType string) (types.PatchType, error) {
 	tg, err := p.target(t)
 	if err != nil {
 		return "", err
 	}
-	mediaType, _, _ := strings.Cut(contentType, ";")
-	typ := types.PatchType(strings.ToLower(strings.TrimSpace(mediaType)))
+	if i := strings.Index(contentType, ";"); i > 0 {
+		contentType = contentType[:i]
+	}
+	typ := types.PatchType(contentType)
 	if err := tg.accepts(typ); err != nil {
 		return "", err
 	}

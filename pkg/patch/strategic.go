@@ -14,7 +14,7 @@ import (
 // strategicPatch applies a strategic merge patch: lists merge by the merge keys and patch
 // strategies of the kind's Go type (containers by name, finalizers as a set), and $patch,
 // $retainKeys, $setElementOrder and $deleteFromPrimitiveList directives apply.
-func (tg *target) strategicPatch(own *ownership, current runtime.Object, req Request, strict *strictness) (runtime.Object, error) {
+func (tg *target) strategicPatch(current runtime.Object, req Request, strict *strictness) (runtime.Object, error) {
 	original, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tg.forReading(current))
 	if err != nil {
 		return nil, fmt.Errorf("converting the current object: %w", err)
@@ -29,6 +29,7 @@ func (tg *target) strategicPatch(own *ownership, current runtime.Object, req Req
 	} else if err := sigsjson.UnmarshalCaseSensitivePreserveInts(req.Patch, &patch); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
+	strict.quote(fmt.Sprintf("%+v", patch))
 	patched, err := strategicpatch.StrategicMergeMapPatchUsingLookupPatchMeta(original, patch, tg.strategic)
 	if err != nil {
 		return nil, strategicError(err)
@@ -45,12 +46,13 @@ func (tg *target) strategicPatch(own *ownership, current runtime.Object, req Req
 		return nil, err
 	}
 	tg.Default(obj) // as kube's decoder defaults the patched object
-	return own.track(current, obj, Manager(req.Options.FieldManager, req.UserAgent)), nil
+	return obj, nil
 }
 
-// strategicError gives a strategic merge patch failure kube's status: 400 for a malformed patch,
-// 422 for one the object's structure cannot take. kube answers other failures (a map patched
-// into a field the type does not have) with a 500; they come from the patch, so here they are 400.
+// strategicError gives a strategic merge patch failure kube's status (interpretStrategicMergePatchError):
+// 400 for a malformed patch, 422 for one the object's structure cannot take, and anything else (an
+// unknown $patch directive, a map patched into a field the type does not have) as kube's handlers
+// pass on an error that is not a Status: a 500 without a reason, whose message is the error's.
 func strategicError(err error) error {
 	for _, bad := range []error{mergepatch.ErrBadJSONDoc, mergepatch.ErrBadPatchFormatForPrimitiveList,
 		mergepatch.ErrBadPatchFormatForRetainKeys, mergepatch.ErrBadPatchFormatForSetElementOrderList,
@@ -62,5 +64,5 @@ func strategicError(err error) error {
 	if errors.Is(err, mergepatch.ErrNoListOfLists) || errors.Is(err, mergepatch.ErrPatchContentNotMatchRetainKeys) {
 		return patchRejected(err)
 	}
-	return apierrors.NewBadRequest(err.Error())
+	return unconverted(err)
 }

@@ -20,8 +20,8 @@ import (
 // FieldsV1 goes through JSON (marshalled, then decoded into maps) and the result is validated and
 // walked again by the comparison. None of it can change the result, provided the list types
 // cleanly:
-//   - managedFields is an atomic list in the schema (metav1.ObjectMeta sets no list type), so the
-//     comparison, the merge, pruning and the field sets only ever see it as one value, at
+//   - managedFields is an atomic list in the schema (kube's +listType=atomic), so the comparison,
+//     the merge, pruning and the field sets only ever see it as one value, at
 //     .metadata.managedFields, never its items;
 //   - the new object of an update has had its managedFields removed before it is typed, so the
 //     live object's list is "removed" whatever it holds, as long as it holds something; in an apply,

@@ -8,6 +8,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -54,7 +55,10 @@ func coreRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.ValidateNa
 	case corev1.SchemeGroupVersion.WithKind("ServiceAccount"):
 		return noRules{}, nil, true
 	case corev1.SchemeGroupVersion.WithKind("Event"):
-		return eventRules{}, nil, true
+		// kube's store checks event names as path segments only (eventRules, events.go).
+		return eventRules{}, rbacName, true
+	case eventsv1.SchemeGroupVersion.WithKind("Event"):
+		return eventRules{strict: true}, rbacName, true
 	case coordinationv1.SchemeGroupVersion.WithKind("Lease"):
 		return leaseRules{}, nil, true
 	case corev1.SchemeGroupVersion.WithKind("Service"):
@@ -145,6 +149,12 @@ func validateDataKey(key string, fld *field.Path) field.ErrorList {
 // secretRules merges stringData into data and defaults the type, as kube's conversion and defaulting
 // do, and checks the keys each well-known type requires.
 type secretRules struct{}
+
+// setDefaults folds stringData into data and defaults the type as the Secret is decoded: kube
+// does both while decoding (SetDefaults_Secret, then the conversion to its internal type), before
+// the field manager records the write, so managedFields hold f:data/f:<key> and f:type rather than
+// f:stringData.
+func (secretRules) setDefaults(obj runtime.Object) { normalizeSecret(obj.(*corev1.Secret)) }
 
 func (secretRules) prepareCreate(obj runtime.Object) { normalizeSecret(obj.(*corev1.Secret)) }
 
@@ -320,23 +330,6 @@ func FinalizeUpdate(obj, old runtime.Object) (runtime.Object, error) {
 	out.ManagedFields = ns.ManagedFields
 	return out, nil
 }
-
-// eventRules: an event's involved object lives in the event's namespace, as kube requires.
-type eventRules struct{ noRules }
-
-func (eventRules) validate(obj runtime.Object) field.ErrorList {
-	e := obj.(*corev1.Event)
-	var errs field.ErrorList
-	if ns := e.InvolvedObject.Namespace; ns != "" && ns != e.Namespace {
-		errs = append(errs, field.Invalid(field.NewPath("involvedObject", "namespace"), ns, "does not match event.namespace"))
-	}
-	if e.Count < 0 {
-		errs = append(errs, field.Invalid(field.NewPath("count"), e.Count, "must be greater than or equal to 0"))
-	}
-	return errs
-}
-
-func (r eventRules) validateUpdate(obj, _ runtime.Object) field.ErrorList { return r.validate(obj) }
 
 // leaseRules checks the numbers leader election relies on.
 type leaseRules struct{ noRules }

@@ -5,6 +5,7 @@ package registry
 import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -19,5 +20,9 @@ func SetDefaults(obj runtime.Object) {
 		endpointsRules{}.setDefaults(obj)
 	case *discoveryv1.EndpointSlice:
 		endpointSliceRules{}.setDefaults(obj)
+	case *corev1.Secret:
+		secretRules{}.setDefaults(obj)
+	case *rbacv1.RoleBinding, *rbacv1.ClusterRoleBinding:
+		bindingRules{}.setDefaults(obj)
 	}
 }

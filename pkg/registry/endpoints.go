@@ -298,3 +298,67 @@ func validateHints(h *discoveryv1.EndpointHints, p *field.Path) field.ErrorList 
 	}
 	return errs
 }
+
+// The managed-by values of kube's controllers, whose IP addresses kube does not warn about.
+const (
+	endpointsManagedBy               = "endpoints.kubernetes.io/managed-by"
+	endpointsController              = "endpoint-controller"
+	endpointSliceController          = "endpointslice-controller.k8s.io"
+	endpointSliceMirroringController = "endpointslicemirroring-controller.k8s.io"
+)
+
+func (endpointsRules) warningsOnCreate(obj runtime.Object) []string {
+	return endpointsWarnings(obj.(*corev1.Endpoints))
+}
+
+func (endpointsRules) warningsOnUpdate(obj, _ runtime.Object) []string {
+	return endpointsWarnings(obj.(*corev1.Endpoints))
+}
+
+// endpointsWarnings are kube's: addresses in a form it accepts only for compatibility.
+func endpointsWarnings(e *corev1.Endpoints) []string {
+	if e.Labels[endpointsManagedBy] == endpointsController {
+		return nil
+	}
+	var warnings []string
+	for i := range e.Subsets {
+		for j, a := range e.Subsets[i].Addresses {
+			warnings = append(warnings, utilvalidation.GetWarningsForIP(field.NewPath("subsets").Index(i).Child("addresses").Index(j).Child("ip"), a.IP)...)
+		}
+		for j, a := range e.Subsets[i].NotReadyAddresses {
+			warnings = append(warnings, utilvalidation.GetWarningsForIP(field.NewPath("subsets").Index(i).Child("notReadyAddresses").Index(j).Child("ip"), a.IP)...)
+		}
+	}
+	return warnings
+}
+
+// warningsOnCreate: FQDN slices are deprecated, and addresses may be in a form kube warns about.
+func (endpointSliceRules) warningsOnCreate(obj runtime.Object) []string {
+	eps := obj.(*discoveryv1.EndpointSlice)
+	var warnings []string
+	if eps.AddressType == discoveryv1.AddressTypeFQDN {
+		warnings = append(warnings, field.NewPath("spec", "addressType").String()+": FQDN endpoints are deprecated")
+	}
+	return append(warnings, sliceIPWarnings(eps)...)
+}
+
+// warningsOnUpdate: kube warns about the address type on create only.
+func (endpointSliceRules) warningsOnUpdate(obj, _ runtime.Object) []string {
+	return sliceIPWarnings(obj.(*discoveryv1.EndpointSlice))
+}
+
+// sliceIPWarnings: kube also looks at the addresses of FQDN slices, where the IP parser finds nothing
+// to warn about (and logs that it was asked); they are skipped here, with the same warnings.
+func sliceIPWarnings(eps *discoveryv1.EndpointSlice) []string {
+	if by := eps.Labels[discoveryv1.LabelManagedBy]; by == endpointSliceController || by == endpointSliceMirroringController ||
+		eps.AddressType == discoveryv1.AddressTypeFQDN {
+		return nil
+	}
+	var warnings []string
+	for i := range eps.Endpoints {
+		for j, addr := range eps.Endpoints[i].Addresses {
+			warnings = append(warnings, utilvalidation.GetWarningsForIP(field.NewPath("endpoints").Index(i).Child("addresses").Index(j), addr)...)
+		}
+	}
+	return warnings
+}

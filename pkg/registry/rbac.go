@@ -4,6 +4,9 @@ import (
 	"slices"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -15,28 +18,76 @@ type roleRules struct {
 }
 
 func (r roleRules) validate(obj runtime.Object) field.ErrorList {
+	return r.validateWith(obj, metav1validation.LabelSelectorValidationOptions{})
+}
+
+// validateWith checks the rules and, for a ClusterRole, its aggregation rule's selectors, with opts
+// for the selectors' label values (kube's ClusterRoleValidationOptions).
+func (r roleRules) validateWith(obj runtime.Object, opts metav1validation.LabelSelectorValidationOptions) field.ErrorList {
 	var rules []rbacv1.PolicyRule
+	var aggregation *rbacv1.AggregationRule
 	if role, ok := obj.(*rbacv1.Role); ok {
 		rules = role.Rules
 	} else {
-		rules = obj.(*rbacv1.ClusterRole).Rules
+		cr := obj.(*rbacv1.ClusterRole)
+		rules, aggregation = cr.Rules, cr.AggregationRule
 	}
-	var errs field.ErrorList
+	var errs, declarative field.ErrorList
 	for i, rule := range rules {
-		errs = append(errs, validatePolicyRule(rule, r.namespaced, field.NewPath("rules").Index(i))...)
+		fld := field.NewPath("rules").Index(i)
+		if len(rule.Verbs) == 0 {
+			declarative = append(declarative, field.Required(fld.Child("verbs"), ""))
+		}
+		errs = append(errs, validatePolicyRule(rule, r.namespaced, fld)...)
+	}
+	if aggregation != nil {
+		errs = append(errs, validateAggregationRule(aggregation, opts)...)
+	}
+	return append(errs, declarative...)
+}
+
+// validateUpdate allows the label values an existing aggregation rule already selects by, as kube
+// does, so that an object stored before a stricter rule can still be changed.
+func (r roleRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
+	var opts metav1validation.LabelSelectorValidationOptions
+	if cr, ok := old.(*rbacv1.ClusterRole); ok && cr.AggregationRule != nil {
+		for i := range cr.AggregationRule.ClusterRoleSelectors {
+			if metav1validation.LabelSelectorHasInvalidLabelValue(&cr.AggregationRule.ClusterRoleSelectors[i]) {
+				opts.AllowInvalidLabelValueInSelector = true
+			}
+		}
+	}
+	return r.validateWith(obj, opts)
+}
+
+// validateAggregationRule checks a ClusterRole's selectors with apimachinery's label selector
+// validation, then that each converts to a selector, with kube's words (ValidateClusterRole): an
+// operator such as Near fails both, and the second error quotes the selector it could not make, null.
+func validateAggregationRule(rule *rbacv1.AggregationRule, opts metav1validation.LabelSelectorValidationOptions) field.ErrorList {
+	var errs field.ErrorList
+	selectorsPath := field.NewPath("aggregationRule", "clusterRoleSelectors")
+	if len(rule.ClusterRoleSelectors) == 0 {
+		errs = append(errs, field.Required(selectorsPath, "at least one clusterRoleSelector required if aggregationRule is non-nil"))
+	}
+	for i := range rule.ClusterRoleSelectors {
+		fld := selectorsPath.Index(i)
+		errs = append(errs, metav1validation.ValidateLabelSelector(&rule.ClusterRoleSelectors[i], opts, fld)...)
+		if selector, err := metav1.LabelSelectorAsSelector(&rule.ClusterRoleSelectors[i]); err != nil {
+			errs = append(errs, field.Invalid(fld, selector, "invalid label selector."))
+		}
 	}
 	return errs
 }
 
-func (r roleRules) validateUpdate(obj, _ runtime.Object) field.ErrorList { return r.validate(obj) }
+// kube 1.37 checks some RBAC fields with declarative validation, which takes over from the
+// handwritten checks it covers: their errors come after all the others, in the order of the type's
+// fields, and carry no detail (a rule without verbs is "Required value", where the handwritten check
+// said "verbs must contain at least one value"). The validators here keep those apart to match.
 
-// validatePolicyRule: a rule needs verbs; resource rules need apiGroups and resources; non-resource
-// URLs exist only at the cluster scope and never mix with resources.
+// validatePolicyRule: resource rules need apiGroups and resources; non-resource URLs exist only at
+// the cluster scope and never mix with resources. (That a rule needs verbs is declarative.)
 func validatePolicyRule(rule rbacv1.PolicyRule, namespaced bool, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if len(rule.Verbs) == 0 {
-		errs = append(errs, field.Required(fld.Child("verbs"), "verbs must contain at least one value"))
-	}
 	if len(rule.NonResourceURLs) > 0 {
 		if namespaced {
 			errs = append(errs, field.Invalid(fld.Child("nonResourceURLs"), rule.NonResourceURLs, "namespaced rules cannot apply to non-resource URLs"))
@@ -61,6 +112,17 @@ type bindingRules struct {
 	namespaced bool
 }
 
+// setDefaults gives a User or Group subject without apiGroup the RBAC group, as kube's decoder does
+// (SetDefaults_Subject) before anything validates or records the object.
+func (b bindingRules) setDefaults(obj runtime.Object) {
+	_, subjects := b.parts(obj)
+	for i := range subjects {
+		if s := &subjects[i]; s.APIGroup == "" && (s.Kind == rbacv1.UserKind || s.Kind == rbacv1.GroupKind) {
+			s.APIGroup = rbacv1.GroupName
+		}
+	}
+}
+
 func (b bindingRules) parts(obj runtime.Object) (rbacv1.RoleRef, []rbacv1.Subject) {
 	if rb, ok := obj.(*rbacv1.RoleBinding); ok {
 		return rb.RoleRef, rb.Subjects
@@ -71,7 +133,16 @@ func (b bindingRules) parts(obj runtime.Object) (rbacv1.RoleRef, []rbacv1.Subjec
 
 func (b bindingRules) validate(obj runtime.Object) field.ErrorList {
 	ref, subjects := b.parts(obj)
-	var errs field.ErrorList
+	var errs, declarative field.ErrorList
+	// Declarative, in the type's field order: subjects, then roleRef.
+	for i, s := range subjects {
+		if s.Name == "" {
+			declarative = append(declarative, field.Required(field.NewPath("subjects").Index(i).Child("name"), ""))
+		}
+	}
+	if ref.Name == "" {
+		declarative = append(declarative, field.Required(field.NewPath("roleRef", "name"), ""))
+	}
 	refPath := field.NewPath("roleRef")
 	if ref.APIGroup != rbacv1.GroupName {
 		errs = append(errs, field.NotSupported(refPath.Child("apiGroup"), ref.APIGroup, []string{rbacv1.GroupName}))
@@ -83,9 +154,7 @@ func (b bindingRules) validate(obj runtime.Object) field.ErrorList {
 	if !slices.Contains(kinds, ref.Kind) {
 		errs = append(errs, field.NotSupported(refPath.Child("kind"), ref.Kind, kinds))
 	}
-	if ref.Name == "" {
-		errs = append(errs, field.Required(refPath.Child("name"), ""))
-	} else {
+	if ref.Name != "" {
 		for _, msg := range rbacName(ref.Name, false) {
 			errs = append(errs, field.Invalid(refPath.Child("name"), ref.Name, msg))
 		}
@@ -93,7 +162,7 @@ func (b bindingRules) validate(obj runtime.Object) field.ErrorList {
 	for i, s := range subjects {
 		errs = append(errs, validateSubject(s, b.namespaced, field.NewPath("subjects").Index(i))...)
 	}
-	return errs
+	return append(errs, declarative...)
 }
 
 func (b bindingRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
@@ -101,18 +170,29 @@ func (b bindingRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
 	ref, _ := b.parts(obj)
 	oldRef, _ := b.parts(old)
 	if ref != oldRef {
-		errs = append(errs, field.Invalid(field.NewPath("roleRef"), ref, "cannot change roleRef"))
+		// kube compares and prints its internal RoleRef, whose fields have no JSON names.
+		errs = append(errs, apivalidation.ValidateImmutableField(internalRoleRef(ref), internalRoleRef(oldRef), field.NewPath("roleRef"))...)
 	}
 	return errs
 }
 
+// internalRoleRef is kube's internal rbac.RoleRef: printed in an error, its fields keep their Go names
+// ({"APIGroup":"rbac.authorization.k8s.io","Kind":"Role","Name":"x"}).
+type internalRoleRef struct {
+	APIGroup string
+	Kind     string
+	Name     string
+}
+
 func validateSubject(s rbacv1.Subject, namespaced bool, fld *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if s.Name == "" {
-		errs = append(errs, field.Required(fld.Child("name"), ""))
-	}
+	var errs field.ErrorList // (a subject without name is declarative)
 	switch s.Kind {
 	case rbacv1.ServiceAccountKind:
+		if s.Name != "" {
+			for _, msg := range apivalidation.ValidateServiceAccountName(s.Name, false) {
+				errs = append(errs, field.Invalid(fld.Child("name"), s.Name, msg))
+			}
+		}
 		if s.APIGroup != "" {
 			errs = append(errs, field.NotSupported(fld.Child("apiGroup"), s.APIGroup, []string{""}))
 		}

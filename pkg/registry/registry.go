@@ -62,6 +62,10 @@ type Strategy struct {
 	GVK      schema.GroupVersionKind
 	GVR      schema.GroupVersionResource
 
+	// Stored is set for a resource whose objects are stored as another's (routes.Resource.StoredAs):
+	// how they convert. Nil for most.
+	Stored *StoredForm
+
 	goType    reflect.Type // nil for custom resources
 	hasStatus bool
 	nameFn    apivalidation.ValidateNameFunc
@@ -108,6 +112,11 @@ func newStrategy(gvr schema.GroupVersionResource, res *routes.Resource) (*Strate
 		return nil, fmt.Errorf("no rules for the built-in kind %s", s.GVK)
 	}
 	s.rules = rules
+	if res.StoredAs != nil {
+		if s.Stored, err = storedForm(s.GVK, *res.StoredAs); err != nil {
+			return nil, err
+		}
+	}
 	if nameFn != nil {
 		s.nameFn = nameFn
 	}
@@ -164,6 +173,12 @@ func (s *Strategy) ValidateCreate(obj runtime.Object) error {
 	if _, own := s.rules.(metaValidating); own {
 		return s.invalid(m.GetName(), s.rules.validate(obj))
 	}
+	if _, first := s.rules.(kindFirst); first {
+		if errs := s.rules.validate(obj); len(errs) > 0 {
+			return s.invalid(m.GetName(), errs)
+		}
+		return s.invalid(m.GetName(), apivalidation.ValidateObjectMetaAccessor(m, s.Resource.Namespaced, s.nameFn, field.NewPath("metadata")))
+	}
 	errs := apivalidation.ValidateObjectMetaAccessor(m, s.Resource.Namespaced, s.nameFn, field.NewPath("metadata"))
 	errs = append(errs, s.rules.validate(obj)...)
 	return s.invalid(m.GetName(), errs)
@@ -174,6 +189,13 @@ func (s *Strategy) ValidateCreate(obj runtime.Object) error {
 // validation passed, and a name the kind accepts always passes the generic check, so it is skipped.
 type metaValidating interface {
 	validatesMeta()
+}
+
+// kindFirst is a kind whose create validation runs before the generic metadata checks, which run only
+// when it passes, as in kube's store (events: their own checks do not look at metadata, or only with
+// a stricter name rule than the store's).
+type kindFirst interface {
+	validatesKindFirst()
 }
 
 // PrepareForUpdate keeps the server-owned metadata of old, applies the kind's update rules, and, for
@@ -244,7 +266,11 @@ func (s *Strategy) invalid(name string, errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return apierrors.NewInvalid(s.GVK.GroupKind(), name, uniqueErrors(errs))
+	gk := s.GVK.GroupKind()
+	if s.Stored != nil {
+		gk = s.Stored.GVK.GroupKind() // kube validates the stored kind: events.k8s.io events are core Events
+	}
+	return apierrors.NewInvalid(gk, name, uniqueErrors(errs))
 }
 
 // uniqueErrors drops repeats of an error: an update checks metadata generically and again in the

@@ -61,7 +61,8 @@ func TestValidateCreate(t *testing.T) {
 		{"rbac.authorization.k8s.io", "roles", &rbacv1.Role{ObjectMeta: om("r"), Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/x"}, Verbs: []string{"get"}}}},
 			`rules[0].nonResourceURLs: Invalid value: ["/x"]: namespaced rules cannot apply to non-resource URLs`},
 		{"rbac.authorization.k8s.io", "clusterroles", &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}}}},
-			`[rules[0].verbs: Required value: verbs must contain at least one value, rules[0].resources: Required value: resource rules must supply at least one resource]`},
+			// kube 1.37: the declaratively validated verbs come last, without detail.
+			`[rules[0].resources: Required value: resource rules must supply at least one resource, rules[0].verbs: Required value]`},
 		{"rbac.authorization.k8s.io", "clusterrolebindings", &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "b"},
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "x"},
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "sa"}}},

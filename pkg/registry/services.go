@@ -1,12 +1,14 @@
 package registry
 
 import (
+	"fmt"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -259,4 +261,61 @@ func (serviceRules) statusUpdate(obj, old runtime.Object) runtime.Object {
 	out := old.(*corev1.Service).DeepCopy()
 	out.Status = obj.(*corev1.Service).Status
 	return out
+}
+
+func (serviceRules) warningsOnCreate(obj runtime.Object) []string {
+	return serviceWarnings(obj.(*corev1.Service))
+}
+
+func (serviceRules) warningsOnUpdate(obj, _ runtime.Object) []string {
+	return serviceWarnings(obj.(*corev1.Service))
+}
+
+// serviceWarnings are kube's (pkg/api/service GetWarningsForService), in its order.
+func serviceWarnings(s *corev1.Service) []string {
+	var warnings []string
+	if _, ok := s.Annotations[corev1.DeprecatedAnnotationTopologyAwareHints]; ok {
+		warnings = append(warnings, fmt.Sprintf("annotation %s is deprecated, please use %s instead",
+			corev1.DeprecatedAnnotationTopologyAwareHints, corev1.AnnotationTopologyMode))
+	}
+	if s.Spec.ClusterIP != corev1.ClusterIPNone && s.Spec.ClusterIP != "" {
+		for i, ip := range s.Spec.ClusterIPs {
+			warnings = append(warnings, utilvalidation.GetWarningsForIP(field.NewPath("spec", "clusterIPs").Index(i), ip)...)
+		}
+	}
+	headless := s.Spec.Type == corev1.ServiceTypeClusterIP && s.Spec.ClusterIP == corev1.ClusterIPNone
+	if headless {
+		if s.Spec.LoadBalancerIP != "" {
+			warnings = append(warnings, "spec.loadBalancerIP is ignored for headless services")
+		}
+		if len(s.Spec.ExternalIPs) > 0 {
+			warnings = append(warnings, "spec.externalIPs is ignored for headless services")
+		}
+		if s.Spec.SessionAffinity != corev1.ServiceAffinityNone {
+			warnings = append(warnings, "spec.SessionAffinity is ignored for headless services")
+		}
+	}
+	for i, ip := range s.Spec.ExternalIPs {
+		warnings = append(warnings, utilvalidation.GetWarningsForIP(field.NewPath("spec", "externalIPs").Index(i), ip)...)
+	}
+	if len(s.Spec.ExternalIPs) > 0 && !headless && s.Spec.Type != corev1.ServiceTypeExternalName {
+		warnings = append(warnings, "spec.externalIPs is deprecated and may no longer be implemented in some clusters")
+	}
+	if s.Spec.LoadBalancerIP != "" {
+		warnings = append(warnings, utilvalidation.GetWarningsForIP(field.NewPath("spec", "loadBalancerIP"), s.Spec.LoadBalancerIP)...)
+	}
+	for i, cidr := range s.Spec.LoadBalancerSourceRanges {
+		warnings = append(warnings, utilvalidation.GetWarningsForCIDR(field.NewPath("spec", "loadBalancerSourceRanges").Index(i), cidr)...)
+	}
+	if s.Spec.Type == corev1.ServiceTypeExternalName && len(s.Spec.ExternalIPs) > 0 {
+		warnings = append(warnings, fmt.Sprintf("spec.externalIPs is ignored when spec.type is %q", corev1.ServiceTypeExternalName))
+	}
+	if s.Spec.Type != corev1.ServiceTypeExternalName && s.Spec.ExternalName != "" {
+		warnings = append(warnings, fmt.Sprintf("spec.externalName is ignored when spec.type is not %q", corev1.ServiceTypeExternalName))
+	}
+	if td := s.Spec.TrafficDistribution; td != nil && *td == corev1.ServiceTrafficDistributionPreferClose {
+		warnings = append(warnings, fmt.Sprintf("spec.trafficDistribution: %q is deprecated; use %q",
+			corev1.ServiceTrafficDistributionPreferClose, corev1.ServiceTrafficDistributionPreferSameZone))
+	}
+	return warnings
 }

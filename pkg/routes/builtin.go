@@ -37,6 +37,8 @@ func Builtin() *API {
 		{Name: GroupCore, Versions: []Version{{Name: "v1", Resources: coreV1()}}},
 		// The aggregator's own group comes first, as kube-aggregator lists it before every delegate.
 		{Name: GroupAPIRegistration, Versions: []Version{{Name: "v1", Resources: apiregistrationV1()}}},
+		// events.k8s.io (17750) comes next: kube's apps (17800) is not served.
+		{Name: GroupEvents, Versions: []Version{{Name: "v1", Resources: eventsV1()}}},
 		{Name: GroupAuthentication, Versions: []Version{{Name: "v1", Resources: authenticationV1()}}},
 		{Name: GroupAuthorization, Versions: []Version{{Name: "v1", Resources: authorizationV1()}}},
 		{Name: GroupRBAC, Versions: []Version{{Name: "v1", Resources: rbacV1()}}},
@@ -51,24 +53,12 @@ func Builtin() *API {
 func coreV1() []Resource {
 	cm := corev1.ConfigMap{}.SwaggerDoc()
 	secret := corev1.Secret{}.SwaggerDoc()
-	event := corev1.Event{}.SwaggerDoc()
 	return []Resource{
 		builtin("", "v1", "configmaps", "configmap", "ConfigMap", true, StandardVerbs(), []string{"cm"},
 			reflect.TypeFor[corev1.ConfigMap](), reflect.TypeFor[corev1.ConfigMapList](),
 			nameColumn(), computedColumn("Data", cm["data"], 0), ageColumn()),
 		endpoints(),
-		builtin("", "v1", "events", "event", "Event", true, StandardVerbs(), []string{"ev"},
-			reflect.TypeFor[corev1.Event](), reflect.TypeFor[corev1.EventList](),
-			computedColumn("Last Seen", event["lastTimestamp"], 0),
-			pathColumn("Type", event["type"], 0, ".type"),
-			pathColumn("Reason", event["reason"], 0, ".reason"),
-			computedColumn("Object", event["involvedObject"], 0),
-			pathColumn("Subobject", corev1.ObjectReference{}.SwaggerDoc()["fieldPath"], 1, ".involvedObject.fieldPath"),
-			computedColumn("Source", event["source"], 1),
-			pathColumn("Message", event["message"], 0, ".message"),
-			computedColumn("First Seen", event["firstTimestamp"], 1),
-			PrinterColumn{Name: "Count", Type: "integer", Description: event["count"], Priority: 1, JSONPath: ".count"},
-			PrinterColumn{Name: "Name", Type: "string", Format: "name", Description: objectMetaDoc("name"), Priority: 1, JSONPath: ".metadata.name"}),
+		coreEventsResource(),
 		namespaces(),
 		builtin("", "v1", "secrets", "secret", "Secret", true, StandardVerbs(), nil,
 			reflect.TypeFor[corev1.Secret](), reflect.TypeFor[corev1.SecretList](),
@@ -76,6 +66,24 @@ func coreV1() []Resource {
 		serviceAccounts(),
 		services(),
 	}
+}
+
+// coreEventsResource is core v1's events, with the columns of kube's Event printer (which
+// events.k8s.io/v1 shares).
+func coreEventsResource() Resource {
+	event := corev1.Event{}.SwaggerDoc()
+	return builtin("", "v1", "events", "event", "Event", true, StandardVerbs(), []string{"ev"},
+		reflect.TypeFor[corev1.Event](), reflect.TypeFor[corev1.EventList](),
+		computedColumn("Last Seen", event["lastTimestamp"], 0),
+		pathColumn("Type", event["type"], 0, ".type"),
+		pathColumn("Reason", event["reason"], 0, ".reason"),
+		computedColumn("Object", event["involvedObject"], 0),
+		pathColumn("Subobject", corev1.ObjectReference{}.SwaggerDoc()["fieldPath"], 1, ".involvedObject.fieldPath"),
+		computedColumn("Source", event["source"], 1),
+		pathColumn("Message", event["message"], 0, ".message"),
+		computedColumn("First Seen", event["firstTimestamp"], 1),
+		PrinterColumn{Name: "Count", Type: "integer", Description: event["count"], Priority: 1, JSONPath: ".count"},
+		PrinterColumn{Name: "Name", Type: "string", Format: "name", Description: objectMetaDoc("name"), Priority: 1, JSONPath: ".metadata.name"})
 }
 
 // namespaces are cluster-scoped, cannot be deleted as a collection, and have status and finalize

@@ -148,8 +148,10 @@ func TestKubectlAPIResources(t *testing.T) {
 	}
 	// kubectl api-resources -o wide of a kube-apiserver, for these resources.
 	want := map[string]string{
-		"configmaps":                "cm v1 true ConfigMap create,delete,deletecollection,get,list,patch,update,watch",
-		"events":                    "ev v1 true Event create,delete,deletecollection,get,list,patch,update,watch",
+		"configmaps": "cm v1 true ConfigMap create,delete,deletecollection,get,list,patch,update,watch",
+		"events":     "ev v1 true Event create,delete,deletecollection,get,list,patch,update,watch",
+		// The second "events", of events.k8s.io, is keyed by name and group.
+		"events.events.k8s.io":      "ev events.k8s.io/v1 true Event create,delete,deletecollection,get,list,patch,update,watch",
 		"namespaces":                "ns v1 false Namespace create,delete,get,list,patch,update,watch",
 		"secrets":                   "- v1 true Secret create,delete,deletecollection,get,list,patch,update,watch",
 		"serviceaccounts":           "sa v1 true ServiceAccount create,delete,deletecollection,get,list,patch,update,watch",
@@ -211,7 +213,11 @@ func TestKubectlAPIResources(t *testing.T) {
 		if want := cmp.Or(categories[cells[0]], "-"); cells[6] != want {
 			t.Errorf("%s has categories %s, want %s", cells[0], cells[6], want)
 		}
-		got[cells[0]] = strings.Join(cells[1:6], " ")
+		key := cells[0]
+		if _, dup := got[key]; dup {
+			key += "." + strings.Split(cells[2], "/")[0]
+		}
+		got[key] = strings.Join(cells[1:6], " ")
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("kubectl api-resources:\n%s\nparsed %v", stdout.String(), got)

@@ -77,6 +77,10 @@ type Resource struct {
 	// StorageVersionHash is discovery's hash of the version the objects are stored in (see
 	// StorageVersionHash); empty if unknown.
 	StorageVersionHash string `json:"storageVersionHash,omitempty"`
+	// StoredAs names the resource whose stored objects this one serves, converted, when it has none of
+	// its own: kube's cohabitating resources (events.k8s.io/v1 events are core v1 events, one object
+	// seen through both APIs). Nil for most resources.
+	StoredAs *schema.GroupVersionResource `json:"storedAs,omitempty"`
 	// Custom is true for resources declared by a CustomResourceDefinition. They take no strategic
 	// merge patch and their objects carry apiVersion and kind in lists.
 	Custom bool `json:"custom,omitempty"`

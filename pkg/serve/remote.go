@@ -366,6 +366,21 @@ func (rs *remoteState) openAPI() *remoteOpenAPI {
 	return o
 }
 
+// initExtensions gives every local definition that a remote spec also defines an extensions map.
+// kube-openapi's merge keeps one definition for a name the two specs define alike and then adds the
+// remote's x-kubernetes-group-version-kind to the local one, writing into its extensions map, which
+// a definition with no extension does not have (a panic). kube-apiserver's own definitions of the
+// kinds an extension server also registers (APIGroup, Status, ...) always carry their kinds, so it
+// never meets the nil map; apictl's do not all.
+func initExtensions(local, remote *spec.Swagger) {
+	for name := range remote.Definitions {
+		if d, ok := local.Definitions[name]; ok && d.Extensions == nil {
+			d.Extensions = spec.Extensions{}
+			local.Definitions[name] = d
+		}
+	}
+}
+
 // mergeV2 merges the remote specs into the local one as kube's aggregator does: paths the local spec
 // has win, conflicting definitions and parameters of a remote spec are renamed.
 func (o *remoteOpenAPI) mergeV2(local *spec.Swagger) error {
@@ -377,6 +392,7 @@ func (o *remoteOpenAPI) mergeV2(local *spec.Swagger) error {
 		if err := json.Unmarshal(r.OpenAPIV2, remote); err != nil {
 			return fmt.Errorf("reading the OpenAPI v2 of %s: %w", apiServiceName(r.Group, r.Version), err)
 		}
+		initExtensions(local, remote)
 		if err := aggregator.MergeSpecsIgnorePathConflictRenamingDefinitionsAndParameters(local, remote); err != nil {
 			return fmt.Errorf("merging the OpenAPI v2 of %s: %w", apiServiceName(r.Group, r.Version), err)
 		}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"path"
 	"strconv"
+	"strings"
 )
 
 // continueVersion marks the token format; kube's tokens carry the same.
@@ -29,9 +31,11 @@ type ContinueToken struct {
 	Source string
 }
 
-// continueJSON is a token's content (base64url, unpadded, like kube's). Prefix is a hash of the list's
+// continueToken is a token's content (base64url, unpadded, like kube's). Prefix is a hash of the list's
 // prefix, so that a token is refused by a list of another prefix instead of quietly paging through it.
-type continueJSON struct {
+// The type's name is kube's: encoding/json names it in the errors a malformed token gets ("cannot
+// unmarshal array into Go value of type storage.continueToken"), which reach the client.
+type continueToken struct {
 	Version  string `json:"v"`
 	Revision int64  `json:"rv"`
 	Start    string `json:"start"`
@@ -42,39 +46,61 @@ type continueJSON struct {
 // EncodeContinue returns the continue token for position t in the list of prefix.
 func EncodeContinue(prefix string, t ContinueToken) string {
 	// A struct of strings and integers always marshals.
-	data, _ := json.Marshal(continueJSON{Version: continueVersion, Revision: t.Revision, Start: t.Start,
+	data, _ := json.Marshal(continueToken{Version: continueVersion, Revision: t.Revision, Start: t.Start,
 		Prefix: prefixHash(prefix), Source: t.Source})
 	return base64.RawURLEncoding.EncodeToString(data)
 }
 
 // DecodeContinue reads a continue token given to the list of prefix. A token that does not decode or
-// does not fit the list is an InvalidContinue error; when it decodes, the token is returned with the
-// error too, so that a caller can still tell from Source who issued it.
+// does not fit the list is an InvalidContinue error in kube's words ("invalid continue token: continue
+// key is not valid: ..."); when it decodes, the token is returned with the error too, so that a caller
+// can still tell from Source who issued it. A negative revision means the latest, as in kube.
 func DecodeContinue(token, prefix string) (ContinueToken, error) {
 	bad := func(reason error) error {
 		return &StorageError{Code: InvalidContinue, Op: "list", Key: prefix,
-			Err: fmt.Errorf("continue token is not valid: %w; start the list again without it", reason)}
+			Err: fmt.Errorf("invalid continue token: %w", reason)}
 	}
 	data, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
-		return ContinueToken{}, bad(errors.New("it is not base64"))
+		return ContinueToken{}, bad(fmt.Errorf("%w: %v", errInvalidContinueKey, err))
 	}
-	var c continueJSON
+	var c continueToken
 	if err := json.Unmarshal(data, &c); err != nil {
-		return ContinueToken{}, bad(errors.New("it does not hold a list position"))
+		return ContinueToken{}, bad(fmt.Errorf("%w: %v", errInvalidContinueKey, err))
 	}
-	t := ContinueToken{Revision: c.Revision, Start: c.Start, Source: c.Source}
+	t := ContinueToken{Revision: max(c.Revision, ContinueLatest), Start: c.Start, Source: c.Source}
 	switch {
 	case c.Version != continueVersion:
-		return t, bad(fmt.Errorf("unknown version %q", c.Version))
-	case c.Revision == 0 || c.Revision < ContinueLatest:
-		return t, bad(fmt.Errorf("revision %d", c.Revision))
+		return t, bad(fmt.Errorf("%w: server does not recognize this encoded version %v", errInvalidContinueKey, c.Version))
+	case c.Revision == 0:
+		return t, bad(fmt.Errorf("%w: incorrect encoded start resourceVersion (version meta.k8s.io/v1)", errInvalidContinueKey))
 	case c.Start == "":
-		return t, bad(errors.New("no start key"))
+		return t, bad(fmt.Errorf("%w: encoded start key empty (version meta.k8s.io/v1)", errInvalidContinueKey))
+	case !cleanStart(c.Start):
+		// kube's defence against a start key that climbs out of the list's prefix.
+		return t, bad(fmt.Errorf("%w: %v", errInvalidContinueKey, c.Start))
 	case c.Prefix != prefixHash(prefix):
-		return t, bad(errors.New("it was issued for a different list"))
+		return t, bad(fmt.Errorf("%w: it was issued for a different list", errInvalidContinueKey))
 	}
 	return t, nil
+}
+
+// errInvalidContinueKey starts kube's messages about a continue token that does not decode.
+var errInvalidContinueKey = errors.New("continue key is not valid")
+
+// ErrContinueWithResourceVersion is kube's answer to a list that gives both a continue token and a
+// resourceVersion other than "0": the token carries the list's revision. Lists check it once the
+// token decoded, as kube does.
+var ErrContinueWithResourceVersion = errors.New("specifying resource version is not allowed when using continue")
+
+// cleanStart reports whether start, taken as a path below the list's prefix, stays there: kube cleans
+// it as a path and refuses it when that changes it ("../x", "a//b").
+func cleanStart(start string) bool {
+	key := start
+	if !strings.HasPrefix(key, "/") {
+		key = "/" + key
+	}
+	return path.Clean(key) == key
 }
 
 func prefixHash(prefix string) string {

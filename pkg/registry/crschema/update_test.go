@@ -120,3 +120,25 @@ func stored(t *testing.T, js string) *unstructured.Unstructured {
 	u.SetResourceVersion("7")
 	return u
 }
+
+// A body of another kind gets a Status named after that kind, as kube's store names it (checked
+// against kube-apiserver v1.37.2); errors about a body of the right kind name the resource's.
+func TestInvalidObject(t *testing.T) {
+	v := widgets(t)
+	for _, tc := range []struct{ name, obj, want string }{
+		{"wrong kind", `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"w","namespace":"default"},"spec":{"size":"small"}}`,
+			`Gadget.example.com "w" is invalid: kind: Invalid value: "Gadget": must be Widget`},
+		{"wrong group too", `{"apiVersion":"other.example.com/v1","kind":"Gadget","metadata":{"name":"w","namespace":"default"},"spec":{"size":"small"}}`,
+			`Gadget.other.example.com "w" is invalid: [kind: Invalid value: "Gadget": must be Widget, apiVersion: Invalid value: "other.example.com/v1": must be example.com/v1]`},
+		{"right kind", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"},"spec":{}}`,
+			`Widget.example.com "w" is invalid: spec.size: Required value`},
+		{"valid", w(`{"size":"small"}`), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := object(t, tc.obj)
+			if got := errString(v.InvalidObject(obj, obj.GetName(), v.Validate(context.Background(), obj))); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -100,6 +100,20 @@ func (v *Validator) Invalid(name string, errs field.ErrorList) error {
 	return apierrors.NewInvalid(v.gvk.GroupKind(), name, errs)
 }
 
+// InvalidObject is Invalid for the body of a create or update, obj: kube's store names the Status
+// after the kind the object says it is (its ObjectKinds), so a Gadget sent to widgets is `Gadget.example.com
+// "w" is invalid: kind: Invalid value: "Gadget": must be Widget`.
+func (v *Validator) InvalidObject(obj *unstructured.Unstructured, name string, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	gk := v.gvk.GroupKind()
+	if gvk := obj.GroupVersionKind(); gvk.Kind != "" {
+		gk = gvk.GroupKind()
+	}
+	return apierrors.NewInvalid(gk, name, errs)
+}
+
 func (v *Validator) validateTypeMeta(obj *unstructured.Unstructured) field.ErrorList {
 	var errs field.ErrorList
 	if kind := obj.GetKind(); kind != v.gvk.Kind {

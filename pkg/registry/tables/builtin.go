@@ -7,12 +7,15 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/apictl/apictl/pkg/registry"
 )
 
 // printer is kube's way of printing one kind: its column definitions and the cells of a row.
@@ -48,6 +51,11 @@ func builtinPrinter(gk schema.GroupKind) (printer, bool) {
 		}, cells: typed(serviceAccountCells)}, true
 	case schema.GroupKind{Kind: "Event"}:
 		return eventPrinter(), true
+	case schema.GroupKind{Group: eventsv1.GroupName, Kind: "Event"}:
+		// kube prints events.k8s.io events with the core printer, as the core events they are stored as.
+		p := eventPrinter()
+		p.cells = typed(func(e *eventsv1.Event, now time.Time) []any { return eventCells(registry.EventToCore(e), now) })
+		return p, true
 	case schema.GroupKind{Group: coordinationv1.GroupName, Kind: "Lease"}:
 		return printer{columns: []metav1.TableColumnDefinition{
 			nameColumn(), column("Holder", coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]), ageColumn(),

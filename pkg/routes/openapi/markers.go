@@ -24,36 +24,30 @@ type fieldMarker struct {
 	mapType  string
 }
 
-var atomicList = fieldMarker{listType: "atomic"}
-
-// kubeMarkers are the markers of the definitions the services, endpoints and endpointslices
-// resources use, as kube-apiserver v1.37.2's /openapi/v2 publishes them.
+// kubeMarkers are the markers of the definitions the built-in resources use that reflection and
+// the patch tags do not imply (addTagExtensions): the atomic structs and maps, and the lists whose
+// type differs from what their patch tags say, as kube-apiserver v1.37.2's OpenAPI publishes them.
+// TestMarkersAreKubes holds them to kube's field-manager schema, and TestPublishedMarkers to
+// kube's OpenAPI.
 var kubeMarkers = map[string]marker{
+	// Objects that refer to others are one value each (+structType=atomic).
+	"io.k8s.api.core.v1.ObjectReference":                  {mapType: "atomic"},
+	"io.k8s.api.core.v1.LocalObjectReference":             {mapType: "atomic"},
+	"io.k8s.api.rbac.v1.RoleRef":                          {mapType: "atomic"},
+	"io.k8s.api.rbac.v1.Subject":                          {mapType: "atomic"},
+	"io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference": {mapType: "atomic"},
+
 	"io.k8s.api.core.v1.ServiceSpec": {fields: map[string]fieldMarker{
-		"ports":                    {listType: "map", mapKeys: []string{"port", "protocol"}},
-		"selector":                 {mapType: "atomic"},
-		"clusterIPs":               atomicList,
-		"externalIPs":              atomicList,
-		"ipFamilies":               atomicList,
-		"loadBalancerSourceRanges": atomicList,
-	}},
-	"io.k8s.api.core.v1.ServiceStatus":       {fields: map[string]fieldMarker{"conditions": {listType: "map", mapKeys: []string{"type"}}}},
-	"io.k8s.api.core.v1.LoadBalancerStatus":  {fields: map[string]fieldMarker{"ingress": atomicList}},
-	"io.k8s.api.core.v1.LoadBalancerIngress": {fields: map[string]fieldMarker{"ports": atomicList}},
-	"io.k8s.api.core.v1.Endpoints":           {fields: map[string]fieldMarker{"subsets": atomicList}},
-	"io.k8s.api.core.v1.EndpointSubset": {fields: map[string]fieldMarker{
-		"addresses": atomicList, "notReadyAddresses": atomicList, "ports": atomicList,
+		"ports":    {listType: "map", mapKeys: []string{"port", "protocol"}},
+		"selector": {mapType: "atomic"},
 	}},
 	"io.k8s.api.core.v1.EndpointAddress":    {mapType: "atomic"},
 	"io.k8s.api.core.v1.EndpointPort":       {mapType: "atomic"},
-	"io.k8s.api.core.v1.ObjectReference":    {mapType: "atomic"},
-	"io.k8s.api.discovery.v1.EndpointSlice": {required: []string{"addressType"}, fields: map[string]fieldMarker{"endpoints": atomicList, "ports": atomicList}},
+	"io.k8s.api.discovery.v1.EndpointSlice": {required: []string{"addressType"}},
 	"io.k8s.api.discovery.v1.Endpoint":      {fields: map[string]fieldMarker{"addresses": {listType: "set"}}},
-	"io.k8s.api.discovery.v1.EndpointHints": {fields: map[string]fieldMarker{"forZones": atomicList, "forNodes": atomicList}},
 	"io.k8s.api.discovery.v1.EndpointPort":  {mapType: "atomic"},
 	// The selectors of webhooks (admissionregistration.k8s.io) are one value each.
-	"io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector":            {mapType: "atomic", fields: map[string]fieldMarker{"matchExpressions": atomicList}},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement": {fields: map[string]fieldMarker{"values": atomicList}},
+	"io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector": {mapType: "atomic"},
 }
 
 // applyMarkers adds kube's markers to the reflected definition name.
@@ -75,6 +69,8 @@ func applyMarkers(name string, s *spec.Schema) {
 		}
 		if fm.listType != "" {
 			p.AddExtension(extListType, fm.listType)
+			// Keys the patch tags implied belong to the list type this one replaces.
+			delete(p.Extensions, extListMapKeys)
 		}
 		if fm.mapKeys != nil {
 			keys := make([]any, len(fm.mapKeys))

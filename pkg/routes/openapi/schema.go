@@ -2,8 +2,10 @@ package openapi
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -174,7 +176,9 @@ func (d *definitions) addFields(s *spec.Schema, t reflect.Type) {
 			name = f.Name
 		}
 		prop := d.fieldSchema(f.Type, fieldDocs[name])
-		addTagExtensions(prop, f.Tag)
+		// The items of a List kind are the one list kube publishes without a list type.
+		imply := name != "items" || !isListKind(t)
+		addTagExtensions(prop, f.Type, f.Tag, imply)
 		s.SetProperty(name, *prop)
 		if !hasOption(opts, "omitempty") && !hasOption(opts, "omitzero") {
 			s.Required = append(s.Required, name)
@@ -193,7 +197,15 @@ func hasOption(opts, want string) bool {
 
 // addTagExtensions turns kube's patch and list struct tags into schema extensions. A map list
 // without listMapKey takes its patch merge key, as kube's markers always pair them.
-func addTagExtensions(s *spec.Schema, tag reflect.StructTag) {
+//
+// A list field without a listType tag gets the list type its patch tags imply: a map keyed by
+// the patch merge key, a set for a merge without a key, atomic otherwise. kube's +listType
+// markers live in comments reflection cannot see, but every list of the types kube serves
+// carries one (kube-apiserver v1.37.2's OpenAPI), and this is the list type kube's field
+// manager falls back on for a list without one, so it never changes what managedFields record;
+// the lists whose marker says otherwise are in kubeMarkers. A named slice type (metav1.Verbs) is
+// a type of its own that kube publishes without a list type.
+func addTagExtensions(s *spec.Schema, t reflect.Type, tag reflect.StructTag, imply bool) {
 	strategy, key := tag.Get("patchStrategy"), tag.Get("patchMergeKey")
 	if strategy != "" {
 		s.AddExtension(extPatchStrategy, strategy)
@@ -201,11 +213,13 @@ func addTagExtensions(s *spec.Schema, tag reflect.StructTag) {
 	if key != "" {
 		s.AddExtension(extPatchMergeKey, key)
 	}
-	listType := tag.Get("listType")
+	listType, keys := tag.Get("listType"), tag.Get("listMapKey")
+	if listType == "" && imply {
+		listType = impliedListType(t, strategy, key)
+	}
 	if listType == "" {
 		return
 	}
-	keys := tag.Get("listMapKey")
 	if listType == "map" && keys == "" {
 		keys = key
 	}
@@ -220,6 +234,34 @@ func addTagExtensions(s *spec.Schema, tag reflect.StructTag) {
 		}
 		s.AddExtension(extListMapKeys, list)
 	}
+}
+
+// isListKind reports whether struct type t is a List kind: it has list metadata.
+func isListKind(t reflect.Type) bool {
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).Type == reflect.TypeFor[metav1.ListMeta]() {
+			return true
+		}
+	}
+	return false
+}
+
+// impliedListType is the list type of a field of type t without a listType tag, from its patch
+// strategy and merge key, or "" for a field that is not an unnamed list.
+func impliedListType(t reflect.Type, strategy, key string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Name() != "" || t.Kind() != reflect.Slice || t.Elem().Kind() == reflect.Uint8 {
+		return ""
+	}
+	if !slices.Contains(strings.Split(strategy, ","), "merge") {
+		return "atomic"
+	}
+	if key != "" {
+		return "map"
+	}
+	return "set"
 }
 
 // fieldSchema is the schema of a field of type t with a description.

@@ -62,9 +62,10 @@ func isWrite(method string) bool {
 }
 
 // withAdmissionWarnings gives a write a warning recorder, as kube's WithWarningRecorder filter does:
-// the warnings of webhooks and policies become Warning headers, on success and refusal alike.
+// the warnings of webhooks and policies, and those of the kinds' rules (recordWarnings), become
+// Warning headers, on success and refusal alike.
 func (a *API) withAdmissionWarnings(w http.ResponseWriter, r *http.Request) *http.Request {
-	if !isWrite(r.Method) || a.activeAdmission() == nil {
+	if !isWrite(r.Method) {
 		return r
 	}
 	return r.WithContext(warning.WithWarningRecorder(r.Context(), &warningRecorder{w: w}))
@@ -130,7 +131,7 @@ func (ar *admissionRun) admit(ctx context.Context) error {
 
 // admissionObjects are how the plugins create, convert and default this scope's objects.
 func (s *scope) admissionObjects() *admission.Objects {
-	o := &admission.Objects{Mapper: equivalents{s.api}}
+	o := &admission.Objects{Mapper: equivalents{s.api}, ConvertKind: s.kindConverter()}
 	if s.conv != nil {
 		conv := s.conv
 		o.Convert = func(in *unstructured.Unstructured, to schema.GroupVersionKind) (*unstructured.Unstructured, error) {
@@ -197,9 +198,16 @@ type equivalents struct{ api *API }
 var _ runtime.EquivalentResourceMapper = equivalents{}
 
 func (e equivalents) EquivalentResourcesFor(resource schema.GroupVersionResource, subresource string) []schema.GroupVersionResource {
+	scopes := *e.api.scopes.Load()
+	// kube keys equivalence by storage: resources stored alike (events.k8s.io events are core events)
+	// are equivalent too.
+	stored := resource.GroupResource()
+	if s, ok := scopes[scopeKey{resource.Group, resource.Version, resource.Resource, ""}]; ok {
+		stored = s.storage
+	}
 	var out []schema.GroupVersionResource
-	for k := range *e.api.scopes.Load() {
-		if k.group == resource.Group && k.resource == resource.Resource && k.subresource == subresource {
+	for k, s := range scopes {
+		if k.subresource == subresource && ((k.group == resource.Group && k.resource == resource.Resource) || s.storage == stored) {
 			out = append(out, schema.GroupVersionResource{Group: k.group, Version: k.version, Resource: k.resource})
 		}
 	}

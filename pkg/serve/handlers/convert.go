@@ -49,7 +49,11 @@ func (f *converterFactory) converter(crd *apiextensionsv1.CustomResourceDefiniti
 }
 
 // converts reports whether a stored object must be converted before this route answers with it.
+// Objects stored as another resource's are, unless already converted (stored.go).
 func (s *scope) converts(value []byte) bool {
+	if s.stored != nil {
+		return !s.atRouteForm(value)
+	}
 	return s.conv != nil && !s.conv.AtVersion(value, s.gvr.Version)
 }
 
@@ -70,6 +74,9 @@ func (s *scope) readable(kv storage.KeyValue) (storage.KeyValue, error) {
 // needs converting, else a new one where those that need it are converted, in one batch (a webhook gets
 // one ConversionReview).
 func (s *scope) readableItems(items []storage.KeyValue) ([]storage.KeyValue, error) {
+	if s.stored != nil {
+		return s.storedItems(items)
+	}
 	var which []int
 	for i := range items {
 		if s.converts(items[i].Value) {
@@ -152,6 +159,9 @@ func (s *scope) dryRunBody(value []byte) ([]byte, error) {
 	if !s.converts(value) {
 		return value, nil
 	}
+	if s.stored != nil {
+		return s.storedAsRoute(storage.KeyValue{Value: value})
+	}
 	objs, err := s.conv.Decode([][]byte{value}, s.gvr.Version)
 	if err != nil {
 		return nil, plainInternalError(err.Error())
@@ -175,7 +185,7 @@ func plainInternalError(msg string) error {
 // readableList returns a page of a LIST with its objects at the route's version (see readableItems);
 // res itself, which may be shared with the watch cache, is not changed.
 func (s *scope) readableList(res *storage.ListResult) (*storage.ListResult, error) {
-	if s.conv == nil {
+	if s.conv == nil && s.stored == nil {
 		return res, nil
 	}
 	items, err := s.readableItems(res.Items)

@@ -101,6 +101,7 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 	if err := s.validateCreate(r.Context(), obj, m.GetName()); err != nil {
 		return nil, err
 	}
+	recordWarnings(ctx, s.strategy.WarningsOnCreate(obj))
 	if err := adm.validate(ctx); err != nil {
 		return nil, err
 	}
@@ -134,7 +135,7 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 // rules).
 func (s *scope) validateCreate(ctx context.Context, obj runtime.Object, name string) error {
 	if u, ok := obj.(*unstructured.Unstructured); ok && s.crv != nil {
-		return s.crv.Invalid(name, s.crv.Validate(ctx, u))
+		return s.crv.InvalidObject(u, name, s.crv.Validate(ctx, u))
 	}
 	return s.strategy.ValidateCreate(obj)
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/warning"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -215,4 +217,13 @@ func (s *scope) readWrite(w http.ResponseWriter, r *http.Request, optionsKind, n
 		return nil, false
 	}
 	return &write{out: out, opts: opts, body: body, bodyFormat: format}, true
+}
+
+// recordWarnings sends a kind's warnings about a write (registry.Strategy.WarningsOnCreate and
+// WarningsOnUpdate) through the request's warning recorder, as kube's store does: like admission's,
+// they are deduplicated and sent whether or not the write then succeeds.
+func recordWarnings(ctx context.Context, msgs []string) {
+	for _, m := range msgs {
+		warning.AddWarning(ctx, "", m)
+	}
 }

@@ -493,6 +493,9 @@ func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p route
 	if err == nil {
 		err = s.checkFieldSelector(list.fields)
 	}
+	if err == nil {
+		err = list.checkResourceVersion()
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -536,98 +539,13 @@ func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p route
 	if out.partial != "" {
 		err = s.writePartialList(buf, out, res)
 	} else {
-		err = s.writeDeletedList(buf, res)
+		err = s.writeList(buf, res)
 	}
 	if err != nil {
 		writeError(w, r, apiError(err, s.gr, ""))
 		return
 	}
 	writeJSON(w, r, http.StatusOK, out.format, buf.Bytes())
-}
-
-// writeDeletedList encodes the answer of a deletecollection as kube's encoders write the list: a
-// built-in kind's items without kind and apiVersion, and a custom resource's list as unstructured
-// JSON, its keys sorted and metadata.continue always present.
-func (s *scope) writeDeletedList(buf *bytes.Buffer, res *storage.ListResult) error {
-	if !s.res.Custom {
-		buf.WriteString(`{"kind":"`)
-		buf.WriteString(s.listKind)
-		buf.WriteString(`","apiVersion":"`)
-		buf.WriteString(s.gvr.GroupVersion().String())
-		buf.WriteString(`","metadata":`)
-		writeListMeta(buf, res, false)
-		buf.WriteString(`,"items":`)
-		if err := s.writeItems(buf, res.Items, true); err != nil {
-			return err
-		}
-		buf.WriteByte('}')
-		return nil
-	}
-	buf.WriteString(`{"apiVersion":"`)
-	buf.WriteString(s.gvr.GroupVersion().String())
-	buf.WriteString(`","items":`)
-	if err := s.writeItems(buf, res.Items, false); err != nil {
-		return err
-	}
-	buf.WriteString(`,"kind":"`)
-	buf.WriteString(s.listKind)
-	buf.WriteString(`","metadata":`)
-	writeListMeta(buf, res, true)
-	buf.WriteByte('}')
-	return nil
-}
-
-// writeListMeta writes a list's metadata: in ListMeta's field order, or, for unstructured lists,
-// sorted and with continue even when empty.
-func writeListMeta(buf *bytes.Buffer, res *storage.ListResult, unstructured bool) {
-	rv := strconv.FormatInt(res.Revision, 10)
-	if unstructured {
-		buf.WriteString(`{"continue":`)
-		buf.WriteString(strconv.Quote(res.Continue))
-		if res.RemainingItemCount != nil {
-			buf.WriteString(`,"remainingItemCount":`)
-			buf.WriteString(strconv.FormatInt(*res.RemainingItemCount, 10))
-		}
-		buf.WriteString(`,"resourceVersion":"`)
-		buf.WriteString(rv)
-		buf.WriteString(`"}`)
-		return
-	}
-	buf.WriteString(`{"resourceVersion":"`)
-	buf.WriteString(rv)
-	buf.WriteByte('"')
-	if res.Continue != "" {
-		buf.WriteString(`,"continue":`)
-		buf.WriteString(strconv.Quote(res.Continue))
-	}
-	if res.RemainingItemCount != nil {
-		buf.WriteString(`,"remainingItemCount":`)
-		buf.WriteString(strconv.FormatInt(*res.RemainingItemCount, 10))
-	}
-	buf.WriteByte('}')
-}
-
-// writeItems writes stored objects as a JSON array with their resourceVersions, without their kind
-// and apiVersion when bare is set (a built-in list's items, as kube's encoder writes them).
-func (s *scope) writeItems(buf *bytes.Buffer, items []storage.KeyValue, bare bool) error {
-	buf.WriteByte('[')
-	typeMeta := `{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + s.gvr.GroupVersion().String() + `",`
-	for i, kv := range items {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		item, err := storage.AppendWithResourceVersion(nil, kv)
-		if err != nil {
-			return err
-		}
-		if bare && bytes.HasPrefix(item, []byte(typeMeta)) {
-			buf.WriteByte('{')
-			item = item[len(typeMeta):]
-		}
-		buf.Write(item)
-	}
-	buf.WriteByte(']')
-	return nil
 }
 
 // admitDelete runs admission on the delete of the stored object current, as kube's store does once

@@ -26,7 +26,8 @@ const (
 
 // defaultGCPolicy is a kind's policy, as its kube strategy's DefaultGarbageCollectionPolicy says.
 func defaultGCPolicy(gk schema.GroupKind) gcPolicy {
-	if gk == (schema.GroupKind{Group: corev1.GroupName, Kind: "Event"}) {
+	// events.k8s.io events are core events, with the same strategy.
+	if gk == (schema.GroupKind{Group: corev1.GroupName, Kind: "Event"}) || gk == (schema.GroupKind{Group: "events.k8s.io", Kind: "Event"}) {
 		return gcUnsupported
 	}
 	return gcDeleteDependents

@@ -117,7 +117,11 @@ func (a *API) addScopes(dst map[scopeKey]*scope, api *routes.API, reg *registry.
 				if !ok {
 					return fmt.Errorf("no registry rules for %s", gvr)
 				}
-				store := storeOf(gvr.GroupResource())
+				storedAs := gvr.GroupResource()
+				if res.StoredAs != nil {
+					storedAs = res.StoredAs.GroupResource() // one watch cache for the objects of both APIs
+				}
+				store := storeOf(storedAs)
 				main := a.newScope(res, nil, gvr, strategy, store)
 				main.patcher = patcher
 				main.table = converters[gvr]

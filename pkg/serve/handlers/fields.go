@@ -39,6 +39,7 @@ type selectable struct {
 	Source struct {
 		Component string `json:"component"`
 	} `json:"source"`
+	ReportingComponent string `json:"reportingComponent"`
 }
 
 // fieldSet returns the selectable fields of kind, as kube's field label conversions define them.
@@ -61,7 +62,12 @@ func fieldSet(kind string, namespaced bool, o *selectable) fields.Set {
 		set["involvedObject.resourceVersion"] = o.InvolvedObject.ResourceVersion
 		set["involvedObject.fieldPath"] = o.InvolvedObject.FieldPath
 		set["reason"] = o.Reason
+		set["reportingComponent"] = o.ReportingComponent
+		// Events of the newer API have no source: kube selects them by their reporting controller.
 		set["source"] = o.Source.Component
+		if set["source"] == "" {
+			set["source"] = o.ReportingComponent
+		}
 		set["type"] = o.Type
 	}
 	return set
@@ -72,6 +78,10 @@ func fieldSet(kind string, namespaced bool, o *selectable) fields.Set {
 func (s *scope) checkFieldSelector(sel fields.Selector) error {
 	if sel.Empty() {
 		return nil
+	}
+	if s.stored != nil {
+		_, err := s.storedFieldSelector(sel)
+		return err
 	}
 	known := fieldSet(s.res.Kind, s.res.Namespaced, &selectable{})
 	for _, f := range s.selectable {
@@ -104,6 +114,13 @@ func (s *scope) filter(l labels.Selector, f fields.Selector) storage.Filter {
 		return s.customFilter(l, f)
 	}
 	kind, namespaced := s.res.Kind, s.res.Namespaced
+	if s.stored != nil {
+		// The stored objects are of the stored kind, and so are the fields they are selected by.
+		kind = s.stored.GVK.Kind
+		if mapped, err := s.storedFieldSelector(f); err == nil {
+			f = mapped
+		}
+	}
 	return func(kv storage.KeyValue) (bool, error) {
 		var o selectable
 		if err := json.Unmarshal(kv.Value, &o); err != nil {

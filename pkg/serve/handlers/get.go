@@ -49,7 +49,12 @@ func (s *scope) getStored(w http.ResponseWriter, r *http.Request, p routes.Param
 		writeError(w, r, err)
 		return out, storage.KeyValue{}, false
 	}
-	kv, err := s.store.Get(r.Context(), s.key(p.Namespace, p.Name), storage.GetOptions{ResourceVersion: r.URL.Query().Get("resourceVersion")})
+	rv := r.URL.Query().Get("resourceVersion")
+	if err := checkResourceVersion(rv, false); err != nil {
+		writeError(w, r, err)
+		return out, storage.KeyValue{}, false
+	}
+	kv, err := s.store.Get(r.Context(), s.key(p.Namespace, p.Name), storage.GetOptions{ResourceVersion: rv})
 	if err == nil {
 		kv, err = s.readable(kv) // at the route's version: a no-op but for CRDs with several versions
 	}
@@ -74,6 +79,9 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	opts, err := parseListOptions(r.URL.Query())
 	if err == nil {
 		err = s.checkFieldSelector(opts.fields)
+	}
+	if err == nil {
+		err = opts.checkResourceVersion()
 	}
 	if err != nil {
 		writeError(w, r, err)
@@ -156,39 +164,4 @@ func (s *scope) tableOf(r *http.Request, out output, items []storage.KeyValue, l
 		Continue:           list.Continue,
 		RemainingItemCount: list.RemainingItemCount,
 	}))
-}
-
-// writeList encodes a page as kube's <Kind>List: kind, apiVersion, list metadata, items.
-func (s *scope) writeList(buf *bytes.Buffer, res *storage.ListResult) error {
-	buf.WriteString(`{"kind":"`)
-	buf.WriteString(s.listKind)
-	buf.WriteString(`","apiVersion":"`)
-	buf.WriteString(s.gvr.GroupVersion().String())
-	buf.WriteString(`","metadata":{"resourceVersion":"`)
-	buf.WriteString(strconv.FormatInt(res.Revision, 10))
-	buf.WriteByte('"')
-	if res.Continue != "" {
-		buf.WriteString(`,"continue":"`)
-		buf.WriteString(res.Continue)
-		buf.WriteByte('"')
-	}
-	if res.RemainingItemCount != nil {
-		buf.WriteString(`,"remainingItemCount":`)
-		buf.WriteString(strconv.FormatInt(*res.RemainingItemCount, 10))
-	}
-	buf.WriteString(`},"items":[`)
-	for i, kv := range res.Items {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Grow(len(kv.Value) + 32)
-		// Spliced straight into the buffer's spare capacity: no copy of the object but the one into buf.
-		item, err := storage.AppendWithResourceVersion(buf.AvailableBuffer(), kv)
-		if err != nil {
-			return err
-		}
-		buf.Write(item)
-	}
-	buf.WriteString("]}")
-	return nil
 }

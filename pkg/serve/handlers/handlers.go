@@ -16,6 +16,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -154,11 +155,20 @@ type scope struct {
 	// conv converts the objects of a CRD with several versions (convert.go); nil for built-in
 	// resources and single-version CRDs, whose objects are stored at the version they are served.
 	conv *crconvert.Converter
+	// storage is the resource whose keys hold the objects: gr, but for a resource stored as another's
+	// (routes.Resource.StoredAs), whose objects stored converts (stored.go).
+	storage schema.GroupResource
+	stored  *registry.StoredForm
+	// routeForm is how an object converted to the route's kind begins (its kind and apiVersion).
+	routeForm []byte
+	// itemTypeMeta is how a stored object of the scope's kind begins, `{"kind":"K","apiVersion":"V",`:
+	// what a built-in list leaves out of its items.
+	itemTypeMeta []byte
 }
 
 func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema.GroupVersionResource, strategy *registry.Strategy, store storage.Store) *scope {
 	s := &scope{
-		api: a, patcher: a.patcher, res: res, sub: sub, strategy: strategy, store: store, gvr: gvr, gr: gvr.GroupResource(),
+		api: a, patcher: a.patcher, res: res, sub: sub, strategy: strategy, store: store, gvr: gvr, gr: gvr.GroupResource(), storage: gvr.GroupResource(),
 		objectGVK: gvr.GroupVersion().WithKind(res.Kind), listKind: res.ListKind,
 	}
 	if res.Custom {
@@ -168,9 +178,19 @@ func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema
 		s.objectGVK = sub.GroupVersionKind(gvr.GroupVersion())
 	}
 	s.selectable = newSelectableFields(res.SelectableFields)
+	s.itemTypeMeta = []byte(`{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)
+	if strategy != nil && sub == nil {
+		s.stored = strategy.Stored
+	}
+	if res.StoredAs != nil {
+		s.storage = res.StoredAs.GroupResource()
+		s.routeForm = []byte(`{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)
+	}
 	switch s.objectGVK {
-	case corev1.SchemeGroupVersion.WithKind("Event"):
+	case corev1.SchemeGroupVersion.WithKind("Event"), eventsv1.SchemeGroupVersion.WithKind("Event"):
+		// Events live for --event-ttl, and kube's event strategy lets PUT create them.
 		s.ttl = a.cfg.EventTTL
+		s.allowCreateOnUpdate = true
 	case coordinationv1.SchemeGroupVersion.WithKind("Lease"),
 		rbacv1.SchemeGroupVersion.WithKind("Role"), rbacv1.SchemeGroupVersion.WithKind("ClusterRole"),
 		rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"):
@@ -186,12 +206,12 @@ func (s *scope) isScale() bool {
 
 // key returns the storage key of an object.
 func (s *scope) key(namespace, name string) string {
-	return storage.ObjectKey(s.gvr.Group, s.gvr.Resource, namespace, name)
+	return storage.ObjectKey(s.storage.Group, s.storage.Resource, namespace, name)
 }
 
 // prefix returns the storage prefix of a namespace's objects, or all of them.
 func (s *scope) prefix(namespace string) string {
-	return storage.ResourcePrefix(s.gvr.Group, s.gvr.Resource, namespace)
+	return storage.ResourcePrefix(s.storage.Group, s.storage.Resource, namespace)
 }
 
 // resourcePath names the resource as errors mention it: configmaps, namespaces/status.
@@ -206,6 +226,10 @@ func (s *scope) resourcePath() string {
 func (a *API) ServeResource(w http.ResponseWriter, r *http.Request, route *routes.Route, p routes.Params) {
 	if route.Action == routes.ActionPost && len(a.creates) > 0 {
 		if c, ok := a.creates[scopeKey{route.Group, route.Version, route.Resource, route.Subresource}]; ok {
+			if err := checkRouteMedia(route, r); err != nil {
+				writeError(w, r, err)
+				return
+			}
 			c.serve(w, r, p)
 			return
 		}
@@ -214,6 +238,13 @@ func (a *API) ServeResource(w http.ResponseWriter, r *http.Request, route *route
 	if !ok {
 		writeError(w, r, apierrors.NewNotFound(schema.GroupResource{Group: route.Group, Resource: route.Resource}, p.Name))
 		return
+	}
+	if !s.res.Custom {
+		// kube serves custom resources outside go-restful: their handlers negotiate alone.
+		if err := checkRouteMedia(route, r); err != nil {
+			writeError(w, r, err)
+			return
+		}
 	}
 	if msg := s.res.DeprecationWarning; msg != "" {
 		addWarnings(w, []string{msg}) // a deprecated API warns on every request, first

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -95,54 +96,97 @@ func (a *API) RunNamespaceController(ctx context.Context) {
 	}
 }
 
+// namespaceWorkers is how many terminating namespaces are emptied at once: kube-controller-manager's
+// --concurrent-namespace-syncs default. One at a time fell behind a test suite's namespace churn (a
+// namespace takes a list per namespaced resource, a delete per object and the finalize).
+const namespaceWorkers = 10
+
 // sweepNamespaces finalizes every terminating namespace it can. It reports whether a namespace is still
 // terminating afterwards (pending), and whether it removed content without removing objects marked
 // for deletion (again), so that another sweep right away may finish the job.
+//
+// The sweep reads at one revision, taken with a single quorum read: its lists are then served by the
+// watch caches once they have caught up with it (kube's consistent reads from cache), rather than
+// each going to etcd for a revision of its own.
 func (a *API) sweepNamespaces(ctx context.Context) (pending, again bool, err error) {
 	s := a.namespaces
-	res, err := s.store.List(ctx, s.prefix(""), storage.ListOptions{})
+	rev, err := s.store.CurrentRevision(ctx)
+	if err != nil {
+		return false, false, err
+	}
+	at := storage.ListOptions{ResourceVersion: strconv.FormatInt(rev, 10), ResourceVersionMatch: storage.MatchNotOlderThan}
+	res, err := s.store.List(ctx, s.prefix(""), at)
 	if err != nil {
 		return false, false, err
 	}
 	var errs []error
+	var terminating []string
 	for _, kv := range res.Items {
+		if !mayBeTerminating(kv.Value) {
+			continue
+		}
 		var ns corev1.Namespace
 		if err := json.Unmarshal(kv.Value, &ns); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if ns.DeletionTimestamp == nil {
-			continue
-		}
-		empty, waiting, err := a.emptyNamespace(ctx, ns.Name)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("emptying namespace %s: %w", ns.Name, err))
-			continue
-		}
-		if !empty {
-			pending = true
-			again = again || !waiting
-			continue
-		}
-		if err := a.finalizeNamespace(ctx, ns.Name); err != nil {
-			errs = append(errs, fmt.Errorf("finalizing namespace %s: %w", ns.Name, err))
+		if ns.DeletionTimestamp != nil {
+			terminating = append(terminating, ns.Name)
 		}
 	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	work := make(chan string)
+	for range min(namespaceWorkers, len(terminating)) {
+		wg.Go(func() {
+			for name := range work {
+				p, ag, err := a.sweepNamespace(ctx, name, at)
+				mu.Lock()
+				pending, again = pending || p, again || ag
+				if err != nil {
+					errs = append(errs, err)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for _, name := range terminating {
+		work <- name
+	}
+	close(work)
+	wg.Wait()
 	return pending, again, errors.Join(errs...)
+}
+
+// sweepNamespace empties one terminating namespace and finalizes it once nothing is left: pending and
+// again are sweepNamespaces' for this namespace.
+func (a *API) sweepNamespace(ctx context.Context, name string, at storage.ListOptions) (pending, again bool, err error) {
+	empty, waiting, err := a.emptyNamespace(ctx, name, at)
+	if err != nil {
+		return false, false, fmt.Errorf("emptying namespace %s: %w", name, err)
+	}
+	if !empty {
+		return true, !waiting, nil
+	}
+	if err := a.finalizeNamespace(ctx, name); err != nil {
+		return false, false, fmt.Errorf("finalizing namespace %s: %w", name, err)
+	}
+	return false, false, nil
 }
 
 // emptyNamespace deletes what is in a namespace and reports whether nothing was left, and whether it
 // is waiting for objects with finalizers.
-func (a *API) emptyNamespace(ctx context.Context, namespace string) (empty, waiting bool, err error) {
+func (a *API) emptyNamespace(ctx context.Context, namespace string, at storage.ListOptions) (empty, waiting bool, err error) {
 	empty = true
 	// Every version of a resource reads the same objects: list each resource once.
 	seen := map[schema.GroupResource]bool{}
 	for key, s := range *a.scopes.Load() {
-		if key.subresource != "" || !s.res.Namespaced || seen[s.gr] {
+		// A resource stored as another's (events.k8s.io events) has the other's objects: once for both.
+		if key.subresource != "" || !s.res.Namespaced || seen[s.storage] {
 			continue
 		}
-		seen[s.gr] = true
-		res, err := s.store.List(ctx, s.prefix(namespace), storage.ListOptions{})
+		seen[s.storage] = true
+		res, err := s.store.List(ctx, s.prefix(namespace), at)
 		if err != nil {
 			return false, false, err
 		}

@@ -30,6 +30,12 @@ func (s *scope) encode(obj runtime.Object) ([]byte, error) {
 		return nil, err
 	}
 	m.SetResourceVersion("")
+	if s.stored != nil {
+		// Stored as the other resource's kind (stored.go).
+		if obj, err = s.toStoredForm(obj); err != nil {
+			return nil, err
+		}
+	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		if s.conv != nil {
 			// Stored at the storage version, whatever version the write came in.
@@ -46,7 +52,10 @@ func (s *scope) encode(obj runtime.Object) ([]byte, error) {
 // decodeStored decodes a stored value into a new object of the resource's kind, with its
 // resourceVersion set from the revision.
 func (s *scope) decodeStored(kv storage.KeyValue) (runtime.Object, error) {
-	if s.converts(kv.Value) {
+	if s.stored != nil && s.converts(kv.Value) {
+		return s.fromStoredForm(kv)
+	}
+	if s.conv != nil && s.converts(kv.Value) {
 		return s.decodeConverted(kv)
 	}
 	obj := s.strategy.New()

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -47,6 +46,9 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	if force, ok := request.QueryParamBool(q, "force"); ok {
 		req.Options.Force = &force
 	}
+	if !s.isScale() {
+		req.Decode = s.patchDecoder(req.Options.FieldValidation)
+	}
 	dryRun := len(req.Options.DryRun) > 0
 	var warnings []string
 	if s.isScale() {
@@ -77,11 +79,8 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		if err != nil {
 			return nil, err
 		}
-		obj, w2, err := s.afterPatch(res, typ, req.Options.FieldValidation)
-		if err != nil {
-			return nil, err
-		}
-		warnings = append(res.Warnings, w2...)
+		obj := s.afterPatch(res, typ)
+		warnings = res.Warnings
 		if err := checkPatchedVersion(obj, current.ModRevision, s, p.Name); err != nil {
 			return nil, err
 		}
@@ -131,43 +130,27 @@ func (s *scope) createOnPatch(w http.ResponseWriter, r *http.Request, p routes.P
 		writeError(w, r, err)
 		return
 	}
-	obj, warnings, err := s.afterPatch(res, req.Type, req.Options.FieldValidation)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
+	obj := s.afterPatch(res, req.Type)
 	body, err := s.createObject(r, obj, p.Namespace, &writeOptions{dryRun: dryRun, managed: true,
 		fieldManager: req.Options.FieldManager, fieldValidation: req.Options.FieldValidation})
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	addWarnings(w, append(res.Warnings, warnings...))
+	addWarnings(w, res.Warnings)
 	writeJSON(w, r, http.StatusCreated, out.format, body)
 }
 
-// afterPatch puts a patched custom resource through its schema, as kube does: unknown fields are
-// pruned (reported per fieldValidation) and defaults applied. Apply patches are already checked
-// against the schema by the field manager, but their defaults are applied too: CEL rules such as
-// the Gateway API's read defaulted fields.
-func (s *scope) afterPatch(res *patch.Result, typ types.PatchType, validation string) (runtime.Object, []string, error) {
+// afterPatch applies a custom resource's schema defaults to the result of an apply, as kube's field
+// manager does after the apply: CEL rules such as the Gateway API's read defaulted fields. The
+// other patches went through the schema before their field manager ran (patchDecoder).
+func (s *scope) afterPatch(res *patch.Result, typ types.PatchType) runtime.Object {
 	u, ok := res.Object.(*unstructured.Unstructured)
-	if !ok || s.crv == nil {
-		return res.Object, nil, nil
+	if !ok || s.crv == nil || typ != types.ApplyPatchType {
+		return res.Object
 	}
-	if typ == types.ApplyPatchType {
-		s.crv.Default(u)
-		return u, nil, nil
-	}
-	patched, err := json.Marshal(u.Object)
-	if err != nil {
-		return nil, nil, apierrors.NewInternalError(err)
-	}
-	obj, warnings, err := s.crv.DecodePatched(patched, nil, validation)
-	if err != nil {
-		return nil, nil, err
-	}
-	return obj, warnings, nil
+	s.crv.Default(u)
+	return u
 }
 
 // checkPatchedVersion refuses a patch that names a resourceVersion other than the stored one, as

@@ -26,6 +26,10 @@ var probeObjects = map[string]string{
 	"rolebindings":        `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"%s"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"r"}}`,
 	"clusterrolebindings": `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"%s"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"r"}}`,
 	"widgets":             `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"%s"},"spec":{"replicas":1}}`,
+
+	// events.k8s.io/v1 events are the core events: theirs are named apart (probeName).
+	"events.k8s.io/events": `{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"%s-v1"},"eventTime":"2026-01-01T00:00:00.000000Z",` +
+		`"reportingController":"example.com/probe","reportingInstance":"i","action":"Probe","reason":"Probe","type":"Normal","regarding":{"kind":"ConfigMap","namespace":"default","name":"x"}}`,
 	// A CRD's name is <plural>.<group>: %s is the plural (probeName).
 	"customresourcedefinitions": `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"%[1]ss.probe.example.com"},` +
 		`"spec":{"group":"probe.example.com","scope":"Namespaced","names":{"plural":"%[1]ss","kind":"Probe"},` +
@@ -60,7 +64,10 @@ var probeObjects = map[string]string{
 
 // probeName is the name of the probe object of a resource: probe, or what the kind requires of a
 // name made from it.
-func probeName(resource, name string) string {
+func probeName(group, resource, name string) string {
+	if group == routes.GroupEvents {
+		return name + "-v1"
+	}
 	switch resource {
 	case "customresourcedefinitions":
 		return name + "s.probe.example.com"
@@ -68,6 +75,15 @@ func probeName(resource, name string) string {
 		return "v1." + name + ".example.com"
 	}
 	return name
+}
+
+// probeObject is the probe object of a route's resource: its group's when the plural is served by
+// several groups.
+func probeObject(r routes.Route) string {
+	if o, ok := probeObjects[r.Group+"/"+r.Resource]; ok {
+		return o
+	}
+	return probeObjects[r.Resource]
 }
 
 // TestEveryRouteAnswers sends a request to every route `apictl routes` prints for the built-in API
@@ -87,7 +103,7 @@ func TestEveryRouteAnswers(t *testing.T) {
 			continue
 		}
 		path := strings.ReplaceAll(r.Path, "{namespace}", "default")
-		a.do("POST", path, fmt.Sprintf(probeObjects[r.Resource], "probe")).expect(t, http.StatusCreated)
+		a.do("POST", path, fmt.Sprintf(probeObject(r), "probe")).expect(t, http.StatusCreated)
 	}
 
 	// Deletes go last, objects before collections, so that each delete still finds its object.
@@ -135,7 +151,7 @@ var endpointContentTypes = map[routes.Endpoint]string{
 
 func checkRoute(t *testing.T, a *api, r routes.Route) {
 	t.Helper()
-	path := strings.NewReplacer("{namespace}", "default", "{name}", probeName(r.Resource, "probe")).Replace(r.Path)
+	path := strings.NewReplacer("{namespace}", "default", "{name}", probeName(r.Group, r.Resource, "probe")).Replace(r.Path)
 	if strings.HasSuffix(path, "{path:*}") {
 		sub := map[routes.Endpoint]string{
 			routes.EndpointHealthz: "ping", routes.EndpointLivez: "ping", routes.EndpointReadyz: "ping",
@@ -168,7 +184,7 @@ func checkRoute(t *testing.T, a *api, r routes.Route) {
 		body, headers := "", []string(nil)
 		switch r.Method {
 		case http.MethodPost:
-			probe := probeObjects[r.Resource]
+			probe := probeObject(r)
 			if r.Subresource != "" {
 				probe = probeObjects[r.Resource+"/"+r.Subresource]
 			}

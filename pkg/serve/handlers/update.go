@@ -163,6 +163,9 @@ func (s *scope) applyUpdate(ctx context.Context, obj, old runtime.Object) (runti
 	if err := s.validateUpdate(ctx, obj, old); err != nil {
 		return nil, err
 	}
+	if s.sub == nil {
+		recordWarnings(ctx, s.strategy.WarningsOnUpdate(obj, old))
+	}
 	return obj, nil
 }
 
@@ -180,7 +183,7 @@ func (s *scope) validateUpdate(ctx context.Context, obj, old runtime.Object) err
 	if s.sub != nil && s.sub.Name == "status" {
 		return s.crv.Invalid(u.GetName(), s.crv.ValidateStatusUpdate(ctx, u, o))
 	}
-	return s.crv.Invalid(u.GetName(), s.crv.ValidateUpdate(ctx, u, o))
+	return s.crv.InvalidObject(u, u.GetName(), s.crv.ValidateUpdate(ctx, u, o))
 }
 
 // allowUnconditionalUpdate reports whether a PUT without resourceVersion overwrites whatever is

@@ -31,7 +31,7 @@ func TestCreateOnlyRoutes(t *testing.T) {
 			body: "apiVersion: authorization.k8s.io/v1\nkind: SelfSubjectAccessReview\nspec:\n  nonResourceAttributes:\n    path: /x\n    verb: get\n",
 			code: 201, want: []string{"apiVersion: authorization.k8s.io/v1\nkind: SelfSubjectAccessReview\nmetadata:\n  managedFields:\n", "    manager: test\n", "spec:\n  nonResourceAttributes:\n    path: /x\n    verb: get\nstatus:\n  allowed: true\n"}},
 		{name: "dry run answers too", path: ssar + "?dryRun=All", body: nonResource, code: 201, want: []string{`"status":{"allowed":true}`}},
-		{name: "bad dry run", path: ssar + "?dryRun=Yes", body: nonResource, code: 422, want: []string{`"message":"CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: \"Yes\": supported values: \"All\""`}},
+		{name: "bad dry run", path: ssar + "?dryRun=Yes", body: nonResource, code: 422, want: []string{`"message":"CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: [\"Yes\"]: supported values: \"All\""`}},
 		{name: "another kind", path: ssar, body: `{"kind":"ConfigMap","apiVersion":"v1"}`, code: 400, want: []string{
 			`"message":"ConfigMap in version \"v1\" cannot be handled as a SelfSubjectAccessReview: converting (v1.ConfigMap) to (authorization.SelfSubjectAccessReview): unknown conversion"`}},
 		{name: "another version", path: ssar, body: `{"apiVersion":"authorization.k8s.io/v1beta1","kind":"SelfSubjectAccessReview","spec":{}}`, code: 400, want: []string{

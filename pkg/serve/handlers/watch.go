@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/apictl/apictl/pkg/features"
 	"github.com/apictl/apictl/pkg/registry/tables"
@@ -39,22 +38,23 @@ const (
 // single object). It streams newline-delimited {"type","object"} events, flushed one by one, until the
 // timeout, the client leaves, or the server stops accepting requests; then the stream ends cleanly.
 func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, name string) {
-	q := r.URL.Query()
-	q.Set("watch", "true")
-	opts, err := parseListOptions(q)
-	if err == nil && name != "" {
-		opts.fields, err = pinName(opts.fields, name)
+	// kube's order: the response's encoding, the options as they parse and combine, the field
+	// selector against the kind, and the resourceVersion last, when the storage reads it.
+	out, err := negotiateOutput(r.Header.Get("Accept"), s.readConversions())
+	var opts *listOptions
+	if err == nil {
+		q := r.URL.Query()
+		q.Set("watch", "true")
+		opts, err = parseListOptionsGated(q, s.api.cfg.Features.Enabled(features.WatchList))
 	}
 	if err == nil {
 		err = s.checkFieldSelector(opts.fields)
 	}
-	if err == nil && opts.sendInitialEvents != nil && !s.api.cfg.Features.Enabled(features.WatchList) {
-		err = apierrors.NewInvalid(listOptionsKind, "", field.ErrorList{field.Forbidden(field.NewPath("sendInitialEvents"),
-			"sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled")})
+	if err == nil && name != "" {
+		opts.fields, err = pinName(opts.fields, name)
 	}
-	var out output
 	if err == nil {
-		out, err = negotiateOutput(r.Header.Get("Accept"), s.readConversions())
+		err = opts.checkResourceVersion()
 	}
 	var table *tables.Watch
 	if err == nil && out.format == formatTable {
@@ -200,7 +200,7 @@ func (e *eventWriter) change(ev *cacher.Event) error {
 	if e.partial != "" {
 		return e.partialChange(ev)
 	}
-	if e.scope.conv != nil && e.scope.converts(ev.KeyValue().Value) {
+	if e.scope.converts(ev.KeyValue().Value) {
 		return e.converted(ev)
 	}
 	if e.table != nil {

@@ -2,7 +2,6 @@ package cacher
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,8 +49,7 @@ func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptio
 		case err != nil:
 			return nil, err
 		case (rv != "" && rv != "0") || match != storage.MatchUnset:
-			return nil, &storage.StorageError{Code: storage.Invalid, Op: "list", Key: sub, Err: fmt.Errorf(
-				"list: a continue token can not be combined with resourceVersion or resourceVersionMatch: it carries its own")}
+			return nil, &storage.StorageError{Code: storage.Invalid, Op: "list", Key: sub, Err: storage.ErrContinueWithResourceVersion}
 		}
 		return c.continueList(ctx, sub, tok, opts)
 	}

@@ -53,14 +53,14 @@ func planList(prefix string, opts storage.ListOptions) (listPlan, error) {
 		return listPlan{}, invalid("list: resourceVersionMatch %q is not one of %q, %q", match, storage.MatchExact, storage.MatchNotOlderThan)
 	}
 	if opts.Continue != "" {
-		if (rv != "" && rv != "0") || match != storage.MatchUnset {
-			return listPlan{}, invalid("list: a continue token can not be combined with resourceVersion or resourceVersionMatch: it carries its own")
-		}
 		// The watch cache's tokens are accepted too: it hands its lists to the store while it is not
-		// serving, and the token's position is the same list's.
+		// serving, and the token's position is the same list's. The token is checked first, as in kube.
 		tok, err := storage.DecodeContinue(opts.Continue, prefix)
 		if err != nil {
 			return listPlan{}, err
+		}
+		if (rv != "" && rv != "0") || match != storage.MatchUnset {
+			return listPlan{}, &storage.StorageError{Code: storage.Invalid, Op: "list", Key: prefix, Err: storage.ErrContinueWithResourceVersion}
 		}
 		return listPlan{start: prefix + tok.Start, revision: max(tok.Revision, 0), continued: true}, nil
 	}

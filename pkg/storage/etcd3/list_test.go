@@ -289,6 +289,8 @@ func TestListContinueTokens(t *testing.T) {
 		{"wrong version", storage.ListOptions{Continue: raw(strings.Replace(string(good), "meta.k8s.io/v1", "v0", 1))}, storage.InvalidContinue},
 		{"no revision", storage.ListOptions{Continue: storage.EncodeContinue("pods/a/", storage.ContinueToken{Start: "2"})}, storage.InvalidContinue},
 		{"no start", storage.ListOptions{Continue: storage.EncodeContinue("pods/a/", storage.ContinueToken{Revision: 3})}, storage.InvalidContinue},
+		// kube reads the token before it looks at the resourceVersion beside it.
+		{"not base64, with a resourceVersion", storage.ListOptions{Continue: "%%%", ResourceVersion: "5"}, storage.InvalidContinue},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -298,6 +300,12 @@ func TestListContinueTokens(t *testing.T) {
 			}
 		})
 	}
+	t.Run("kube's words for a token beside a resourceVersion", func(t *testing.T) {
+		_, err := s.List(ctx, "pods/a/", storage.ListOptions{Continue: token, ResourceVersion: "5"})
+		if !errors.Is(err, storage.ErrContinueWithResourceVersion) || err.Error() != "specifying resource version is not allowed when using continue" {
+			t.Errorf("err = %v, want %v", err, storage.ErrContinueWithResourceVersion)
+		}
+	})
 	t.Run("another list's token", func(t *testing.T) {
 		_, err := s.List(ctx, "pods/b/", storage.ListOptions{Continue: token})
 		if !storage.IsInvalidContinue(err) {

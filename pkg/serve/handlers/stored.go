@@ -1,0 +1,123 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	sigsjson "sigs.k8s.io/json"
+
+	"github.com/apictl/apictl/pkg/registry"
+	"github.com/apictl/apictl/pkg/storage"
+)
+
+// A resource stored as another's (kube's cohabitating resources: events.k8s.io/v1 events are core v1
+// events) has no keys or watch cache of its own: its scope reads and writes the other resource's
+// (scope.storage), one object seen through both APIs with one resourceVersion. Writes store the
+// other resource's form (encode), and every read converts the stored object to the route's kind
+// (readable, decodeStored), as reads of a CRD with several versions do. Its field selectors name
+// its own fields, which map onto the stored resource's (storedFieldSelector).
+
+// fromStoredForm decodes a stored object and converts it to the route's kind, with its
+// resourceVersion set from the revision.
+func (s *scope) fromStoredForm(kv storage.KeyValue) (runtime.Object, error) {
+	stored := s.stored.New()
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(kv.Value, stored); err != nil {
+		return nil, fmt.Errorf("decoding stored %s: %w", kv.Key, err)
+	}
+	obj, err := s.stored.FromStored(stored)
+	if err != nil {
+		return nil, fmt.Errorf("converting stored %s: %w", kv.Key, err)
+	}
+	obj.GetObjectKind().SetGroupVersionKind(s.strategy.GVK)
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+	return obj, nil
+}
+
+// toStoredForm converts the object of a write to the stored resource's kind, for encode.
+func (s *scope) toStoredForm(obj runtime.Object) (runtime.Object, error) {
+	out, err := s.stored.ToStored(obj)
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("converting a %s to its stored form: %w", s.res.Kind, err))
+	}
+	out.GetObjectKind().SetGroupVersionKind(s.stored.GVK)
+	return out, nil
+}
+
+// storedAsRoute returns a stored value as the route's kind encodes it, without resourceVersion (its
+// place is found anew when it is answered).
+func (s *scope) storedAsRoute(kv storage.KeyValue) ([]byte, error) {
+	obj, err := s.fromStoredForm(kv)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetResourceVersion("")
+	}
+	return json.Marshal(obj)
+}
+
+// atRouteForm reports whether a value is already of the route's kind: converted by an earlier read
+// (a GET's table is made of the object the GET read).
+func (s *scope) atRouteForm(value []byte) bool { return bytes.HasPrefix(value, s.routeForm) }
+
+// storedItems converts a page of stored objects to the route's kind, into a new slice.
+func (s *scope) storedItems(items []storage.KeyValue) ([]storage.KeyValue, error) {
+	out := make([]storage.KeyValue, len(items))
+	copy(out, items)
+	for i := range out {
+		if s.atRouteForm(items[i].Value) {
+			continue
+		}
+		value, err := s.storedAsRoute(items[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i].Value, out[i].RVAt = value, 0
+	}
+	return out, nil
+}
+
+// storedFieldSelector maps a field selector on the route's fields to the stored kind's, which the
+// filter reads from stored objects. The kind's field label conversion refuses what it does not map,
+// with kube's message.
+func (s *scope) storedFieldSelector(sel fields.Selector) (fields.Selector, error) {
+	if sel.Empty() {
+		return sel, nil
+	}
+	out, err := sel.Transform(func(field, value string) (string, string, error) {
+		mapped, ok := s.stored.FieldLabels[field]
+		if !ok {
+			return "", "", fmt.Errorf("field label not supported: %s", field)
+		}
+		return mapped, value, nil
+	})
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return out, nil
+}
+
+// kindConverter converts the scope's objects to those of the resources stored alike, for admission
+// plugins that match those (matchPolicy Equivalent); nil for resources with no such twin.
+func (s *scope) kindConverter() func(in, out runtime.Object) error {
+	if s.sub != nil {
+		return nil
+	}
+	switch s.objectGVK {
+	case corev1.SchemeGroupVersion.WithKind("Event"), eventsv1.SchemeGroupVersion.WithKind("Event"):
+		return registry.ConvertEvent
+	}
+	return nil
+}
