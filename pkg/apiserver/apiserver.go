@@ -30,6 +30,11 @@ type Extras struct {
 
 // New builds a prepared server from completed and validated options, logging to logOut.
 func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras Extras) (_ *serve.PreparedServer, err error) {
+	// A joiner takes the cluster's CAs before its PKI is made from them.
+	ec, err := prepareCluster(ctx, o, logOut)
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := o.Config(ctx, logOut)
 	if err != nil {
 		return nil, err
@@ -47,8 +52,12 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	// CRDs, those of --api-config among them, are served by the CRD controller as they are stored:
 	// the server starts with the built-in API.
 	cfg.API = api.WithoutCustom()
-	st, err := startStorage(ctx, o, cfg.Logger, extras.UnsafeNoFsync, storedResources(api))
+	st, err := startStorage(ctx, o, cfg.Logger, extras.UnsafeNoFsync, storedResources(api), ec)
 	if err != nil {
+		return nil, err
+	}
+	if err := ec.serveJoins(cfg, st.embedded); err != nil {
+		_ = st.close(context.Background())
 		return nil, err
 	}
 	defer func() {

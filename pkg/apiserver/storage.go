@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apictl/apictl/pkg/flags"
+	"github.com/apictl/apictl/pkg/storage"
 	"github.com/apictl/apictl/pkg/storage/embedded"
 	"github.com/apictl/apictl/pkg/storage/encryption"
 	"github.com/apictl/apictl/pkg/storage/etcd3"
@@ -29,7 +32,7 @@ type storageStack struct {
 // connects the store to it. The store's connection retries are bounded by --etcd-healthcheck-timeout,
 // so an unreachable cluster fails the start with a message naming it. served are the resources whose
 // values --encryption-provider-config may encrypt.
-func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger, unsafeNoFsync bool, served []schema.GroupResource) (*storageStack, error) {
+func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger, unsafeNoFsync bool, served []schema.GroupResource, ec *embeddedCluster) (*storageStack, error) {
 	st := &storageStack{}
 	// The file is read before etcd starts: a bad one fails the start at once, with kube's message.
 	encryptionConfig, err := o.Encryption.Load()
@@ -48,10 +51,21 @@ func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger,
 	if len(endpoints) == 0 {
 		began := time.Now()
 		dir := filepath.Join(o.Generic.DataDir, "etcd")
-		srv, err := embedded.Start(ctx, embedded.Config{Dir: dir, Logger: log.With("component", "etcd"), UnsafeNoFsync: unsafeNoFsync,
-			Private: true, QuotaBackendBytes: o.Etcd.QuotaBackendBytes})
+		ecfg := embedded.Config{Dir: dir, Logger: log.With("component", "etcd"), UnsafeNoFsync: unsafeNoFsync,
+			Private: true, QuotaBackendBytes: o.Etcd.QuotaBackendBytes}
+		if p := o.Etcd.Cluster.ClientPort; p != 0 {
+			ecfg.ClientAddress = net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
+		}
+		if ec != nil {
+			ecfg.Cluster = &ec.config
+		}
+		srv, err := embedded.Start(ctx, ecfg)
 		if err != nil {
 			return nil, fmt.Errorf("starting the embedded etcd in %s: %w", dir, err)
+		}
+		if err := promote(ctx, srv, log); err != nil {
+			_ = srv.Close(context.Background())
+			return nil, err
 		}
 		st.embedded = srv
 		st.space = newSpaceGuard(srv, o.Etcd.QuotaBackendBytes, log)
@@ -64,6 +78,10 @@ func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger,
 	if st.space != nil {
 		writeGate = st.space.gate
 	}
+	var quorumGate func(context.Context) error
+	if st.embedded != nil && st.embedded.PeerURL() != "" {
+		quorumGate = quorumGateOf(st.embedded)
+	}
 	store, err := etcd3.New(ctx, etcd3.Config{
 		Endpoints:          endpoints,
 		Prefix:             o.Etcd.Prefix,
@@ -73,6 +91,7 @@ func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger,
 		HealthcheckTimeout: o.Etcd.HealthcheckTimeout,
 		CompactionInterval: o.Etcd.CompactionInterval,
 		WriteGate:          writeGate,
+		QuorumGate:         quorumGate,
 		Transformers:       transformers,
 		Logger:             log.With("component", "storage"),
 	})
@@ -85,6 +104,37 @@ func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger,
 		st.space.store = store
 	}
 	return st, nil
+}
+
+// quorumGateOf refuses writes with Unavailable (503) once the member's cluster has had no leader
+// for a few seconds.
+func quorumGateOf(srv *embedded.Server) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := srv.WaitLeader(ctx); err != nil {
+			return &storage.StorageError{Code: storage.Unavailable, Op: "write", Err: err}
+		}
+		return nil
+	}
+}
+
+// promoteTimeout bounds how long a new member may take to catch up with its cluster's leader.
+const promoteTimeout = 10 * time.Minute
+
+// promote waits until a member that joined as a learner is a voting member: a learner serves no
+// linearizable read or write.
+func promote(ctx context.Context, srv *embedded.Server, log *slog.Logger) error {
+	if !srv.IsLearner() {
+		return nil
+	}
+	began := time.Now()
+	log.Info("the embedded etcd joined as a learner: catching up with the cluster's leader before serving")
+	pctx, cancel := context.WithTimeout(ctx, promoteTimeout)
+	defer cancel()
+	if err := srv.Promote(pctx); err != nil {
+		return err
+	}
+	log.Info("the embedded etcd is a voting member", "took", time.Since(began).Round(time.Millisecond))
+	return nil
 }
 
 // close releases the store first, then stops the embedded etcd: etcd goes last.

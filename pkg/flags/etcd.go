@@ -33,6 +33,8 @@ type EtcdOptions struct {
 	SnapshotRetention    int
 	SnapshotDir          string
 	DisableSnapshots     bool
+	// Cluster makes the embedded etcd a member of a cluster of apictl servers.
+	Cluster EmbeddedClusterOptions
 }
 
 // NewEtcdOptions returns kube's defaults.
@@ -44,6 +46,7 @@ func NewEtcdOptions() *EtcdOptions {
 		// k3s's defaults: twice a day, five kept.
 		SnapshotScheduleCron: "0 */12 * * *",
 		SnapshotRetention:    5,
+		Cluster:              EmbeddedClusterOptions{PeerPort: DefaultEtcdPeerPort},
 	}
 }
 
@@ -66,6 +69,7 @@ func (o *EtcdOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.DisableSnapshots, "etcd-disable-snapshots", o.DisableSnapshots, "Take no scheduled snapshots.")
 	fs.Int64Var(&o.QuotaBackendBytes, "etcd-quota-backend-bytes", o.QuotaBackendBytes,
 		"The size in bytes the embedded etcd's database may reach before etcd refuses writes (its NOSPACE alarm; apictl then compacts, defragments and disarms it once deletes made room). 0 means etcd's default, 2 GiB. An external cluster sets its own --quota-backend-bytes.")
+	o.addClusterFlags(fs)
 }
 
 // Complete has nothing to fill in: an empty server list deliberately means the embedded etcd.
@@ -108,5 +112,6 @@ func (o *EtcdOptions) Validate() []error {
 		errs.add(problemf(s, "etcd-quota-backend-bytes", strconv.FormatInt(o.QuotaBackendBytes, 10),
 			"applies to the embedded etcd only: set --quota-backend-bytes on the members of the cluster in --etcd-servers"))
 	}
+	o.validateCluster(&errs)
 	return errs
 }

@@ -52,7 +52,11 @@ func Settings(fss *NamedFlagSets, sources Sources) []Setting {
 			if src == "" {
 				src = SourceDefault
 			}
-			out = append(out, Setting{Section: section, Flag: f.Name, Value: displayFlagValue(f.Value), Source: src})
+			value := displayFlagValue(f.Value)
+			if _, secret := f.Annotations[secretAnnotation]; secret && value != "" {
+				value = "<redacted>"
+			}
+			out = append(out, Setting{Section: section, Flag: f.Name, Value: value, Source: src})
 		})
 	}
 	return out
@@ -92,6 +96,10 @@ func Describe(fss *NamedFlagSets) []FlagInfo {
 }
 
 // displayFlagValue shows list values without pflag's brackets, the way they are typed.
+// secretAnnotation marks a flag whose value is a credential: `apictl flags show` prints it as
+// <redacted>, so that a pasted report leaks nothing.
+const secretAnnotation = "apictl.io/secret"
+
 func displayFlagValue(v pflag.Value) string { return unbracket(v, v.String()) }
 
 func unbracket(v pflag.Value, s string) string {

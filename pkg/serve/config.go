@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"regexp"
 	"time"
 
@@ -73,6 +74,11 @@ type Config struct {
 	// ServiceAccountTokens issues and verifies service-account tokens; its authenticator is part of
 	// Authentication. When set, the OIDC discovery documents are served.
 	ServiceAccountTokens *serviceaccount.Tokens
+	// Join, when set, answers the paths under JoinPrefix on the secure listener ahead of the filters:
+	// the embedded etcd cluster's join endpoint, whose callers have a join token and no API
+	// credentials yet, and which checks that token itself.
+	Join       http.Handler
+	JoinPrefix string
 	// Audit writes the audit log; nil (no --audit-policy-file) keeps audit out of the chain entirely.
 	Audit *audit.Auditor
 

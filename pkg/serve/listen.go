@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -76,6 +77,9 @@ func (p *PreparedServer) newHTTPServers(b boundListeners, drain <-chan struct{})
 	if b.secure != nil {
 		sec := p.cfg.SecureServing
 		handler := p.chain(p.cfg.Authentication, p.cfg.Authorization)
+		if p.cfg.Join != nil {
+			handler = withJoin(handler, p.cfg.JoinPrefix, p.cfg.Join)
+		}
 		srv := p.newHTTPServer(handler, drain)
 		srv.TLSConfig = &tls.Config{
 			MinVersion:     sec.MinTLSVersion,
@@ -197,4 +201,15 @@ func longRunningDone(drain <-chan struct{}) func(net.Listener) context.Context {
 // clients that hang up) to the debug level.
 func httpErrorLog(log *slog.Logger) *stdlog.Logger {
 	return slog.NewLogLogger(log.Handler(), slog.LevelDebug)
+}
+
+// withJoin sends the paths under prefix to join, everything else to api.
+func withJoin(api http.Handler, prefix string, join http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, prefix) {
+			join.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	})
 }

@@ -65,6 +65,9 @@ func runServe(ctx context.Context, run *serveRun) error {
 		os.Exit(ExitFailure)
 	})
 	defer stop()
+	if run.options.Etcd.Cluster.ClusterReset {
+		return apiserver.ResetCluster(ctx, run.options, run.streams.ErrOut)
+	}
 	s, err := apiserver.New(ctx, run.options, run.streams.ErrOut, apiserver.Extras{})
 	if err != nil {
 		return err

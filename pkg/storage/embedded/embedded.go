@@ -48,6 +48,8 @@ type Config struct {
 	// ClientCredentials), made on the first start. Without it etcd takes plain, unauthenticated
 	// connections: for tests and the benchmark harness's own etcd, never for serving users' data.
 	Private bool
+	// Cluster, when set, makes the etcd a member of a cluster of apictl servers rather than one alone.
+	Cluster *ClusterConfig
 }
 
 // Server is a running embedded etcd.
@@ -57,6 +59,8 @@ type Server struct {
 	clientURLs []string
 	// client is what a client presents to a private etcd; zero otherwise.
 	client Credentials
+	// cluster is the member's configuration; nil when it runs alone.
+	cluster *ClusterConfig
 	// closing is set when Close starts, so that the log filter knows listener errors are expected.
 	closing  *atomic.Bool
 	stopOnce sync.Once
@@ -117,7 +121,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start embedded etcd: lock %s: %w", cfg.Dir, err)
 	}
-	closing := new(atomic.Bool)
+	closing, removed := new(atomic.Bool), new(atomic.Bool)
 	fail := func(e *embed.Etcd, err error) (*Server, error) {
 		if e != nil {
 			closing.Store(true)
@@ -132,7 +136,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			return fail(nil, err)
 		}
 	}
-	ecfg, err := etcdConfig(cfg, server, closing)
+	ecfg, err := etcdConfig(cfg, server, closing, removed)
 	if err != nil {
 		return fail(nil, err)
 	}
@@ -143,11 +147,16 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
-		return fail(e, err)
+		return fail(e, removedOr(removed.Load(), cfg.Dir, err))
+	case <-e.Server.StopNotify():
+		return fail(e, removedOr(removed.Load(), cfg.Dir, errors.New("etcd stopped before it was ready (its log says why)")))
 	case <-ctx.Done():
 		return fail(e, fmt.Errorf("not ready in time: %w", context.Cause(ctx)))
 	}
-	s := &Server{etcd: e, lock: lock, client: client, closing: closing, stopped: make(chan struct{})}
+	s := &Server{etcd: e, lock: lock, client: client, cluster: cfg.Cluster, closing: closing, stopped: make(chan struct{})}
+	if err := s.updatePeerURL(ctx); err != nil {
+		return fail(e, err)
+	}
 	// The configured client URL says port 0; the listener knows the port the OS chose.
 	for _, l := range e.Clients {
 		s.clientURLs = append(s.clientURLs, scheme(cfg)+"://"+l.Addr().String())
@@ -170,7 +179,7 @@ func scheme(cfg Config) string {
 	return "http"
 }
 
-func etcdConfig(cfg Config, server Credentials, closing *atomic.Bool) (*embed.Config, error) {
+func etcdConfig(cfg Config, server Credentials, closing, removed *atomic.Bool) (*embed.Config, error) {
 	address := cfg.ClientAddress
 	if address == "" {
 		address = defaultClientAddress
@@ -214,9 +223,19 @@ func etcdConfig(cfg Config, server Credentials, closing *atomic.Bool) (*embed.Co
 	ecfg.ElectionMs = electionMs
 	ecfg.SnapshotCatchUpEntries = snapshotCatchUpEntries
 	ecfg.QuotaBackendBytes = cfg.QuotaBackendBytes
+	if cfg.Cluster != nil {
+		if err := applyCluster(ecfg, cfg.Dir, cfg.Cluster); err != nil {
+			return nil, err
+		}
+	}
 	ecfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapslog.New(cfg.Logger, zapslog.Options{
-		Level:  cfg.LogLevel,
-		Demote: func(entry zapcore.Entry, fields []zapcore.Field) bool { return expected(entry, fields, closing.Load()) },
+		Level: cfg.LogLevel,
+		Demote: func(entry zapcore.Entry, fields []zapcore.Field) bool {
+			if entry.Message == removedMessage {
+				removed.Store(true)
+			}
+			return expected(entry, fields, closing.Load())
+		},
 	}))
 	return ecfg, nil
 }

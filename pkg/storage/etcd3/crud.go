@@ -17,6 +17,9 @@ func (s *Store) Create(ctx context.Context, key string, value []byte, ttl time.D
 	if key == "" {
 		return storage.KeyValue{}, invalid("create: the key is empty")
 	}
+	if err := s.haveQuorum(ctx); err != nil {
+		return storage.KeyValue{}, err
+	}
 	if err := s.mayWrite(); err != nil {
 		return storage.KeyValue{}, err
 	}
@@ -24,7 +27,8 @@ func (s *Store) Create(ctx context.Context, key string, value []byte, ttl time.D
 	if err != nil {
 		return storage.KeyValue{}, err
 	}
-	for retried := false; ; retried = true {
+	retriedLease := false
+	for lost := 0; ; {
 		var opts []clientv3.OpOption
 		lease := clientv3.NoLease
 		if ttl > 0 {
@@ -39,9 +43,23 @@ func (s *Store) Create(ctx context.Context, key string, value []byte, ttl time.D
 			Then(clientv3.OpPut(key, string(stored), opts...)).
 			Commit()
 		if err != nil {
-			if isLeaseGone(err) && !retried {
+			if isLeaseGone(err) && !retriedLease {
+				retriedLease = true
 				s.leases.forget(lease)
 				continue
+			}
+			if leaderLost(err) && lost < maxLeaderLossRetries {
+				lost++
+				kv, mine, err := s.afterLeaderLoss(ctx, "create", key, stored)
+				switch {
+				case err != nil:
+					return storage.KeyValue{}, err
+				case mine:
+					return storage.KeyValue{Key: key, Value: value, ModRevision: kv.ModRevision}, nil
+				case kv == nil:
+					continue
+				}
+				return storage.KeyValue{}, &storage.StorageError{Code: storage.AlreadyExists, Op: "create", Key: key}
 			}
 			return storage.KeyValue{}, s.interpret("create", key, err)
 		}

@@ -49,6 +49,11 @@ type Config struct {
 	// WriteGate, when set, is asked before every create and update, and its error (a NoSpace
 	// StorageError, say) refuses the write. It is on the write path: it must answer from memory.
 	WriteGate func() error
+	// QuorumGate, when set, is asked before every create, update and delete, with the request's
+	// context. A member of an embedded etcd cluster waits there a moment for a leader and refuses
+	// with Unavailable when its cluster has lost its quorum, rather than leaving the request to hang
+	// until its deadline. It is on the write path: it must answer from memory when all is well.
+	QuorumGate func(context.Context) error
 	// Transformers, when set, encrypts each resource's values at rest (--encryption-provider-config).
 	// Nil stores values as they are, at no cost.
 	Transformers Transformers
@@ -89,6 +94,7 @@ type Store struct {
 	watchBufferSize    int
 	slowWatchGrace     time.Duration
 	writeGate          func() error
+	quorumGate         func(context.Context) error
 	logger             *slog.Logger
 	// transformers encrypts values at rest; nil stores them as they are.
 	transformers Transformers
@@ -113,6 +119,14 @@ func (s *Store) mayWrite() error {
 		return nil
 	}
 	return s.writeGate()
+}
+
+// haveQuorum asks the quorum gate, if there is one.
+func (s *Store) haveQuorum(ctx context.Context) error {
+	if s.quorumGate == nil {
+		return nil
+	}
+	return s.quorumGate(ctx)
 }
 
 // ActiveWatches returns how many etcd watches the store has open.
@@ -179,6 +193,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		compactionInterval: cfg.CompactionInterval,
 		watchBufferSize:    cfg.WatchBufferSize,
 		writeGate:          cfg.WriteGate,
+		quorumGate:         cfg.QuorumGate,
 		transformers:       cfg.Transformers,
 		prefix:             prefix,
 		slowWatchGrace:     slowWatchGrace,

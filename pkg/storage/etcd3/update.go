@@ -22,6 +22,9 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 	if key == "" {
 		return storage.KeyValue{}, invalid("update: the key is empty")
 	}
+	if err := s.haveQuorum(ctx); err != nil {
+		return storage.KeyValue{}, err
+	}
 	t := s.transformer(key)
 	var current storage.KeyValue
 	// fresh says current was read from etcd; a cached value only decides what to try first.
@@ -44,7 +47,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 		fresh = true
 		return err
 	}
-	for {
+	for lost := 0; ; {
 		if opts.ExpectedRevision != 0 && current.ModRevision != opts.ExpectedRevision {
 			return storage.KeyValue{}, &storage.StorageError{Code: storage.Conflict, Op: "update", Key: key,
 				ResourceVersion: opts.ExpectedRevision, CurrentRevision: current.ModRevision}
@@ -89,6 +92,23 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 				s.leases.forget(lease)
 				continue
 			}
+			if leaderLost(err) && lost < maxLeaderLossRetries {
+				lost++
+				kv, mine, err := s.afterLeaderLoss(ctx, "update", key, stored)
+				switch {
+				case err != nil:
+					return storage.KeyValue{}, err
+				case mine:
+					return storage.KeyValue{Key: key, Value: next, ModRevision: kv.ModRevision}, nil
+				case kv == nil:
+					return storage.KeyValue{}, &storage.StorageError{Code: storage.NotFound, Op: "update", Key: key}
+				}
+				if current, stale, err = s.decode(ctx, t, kv); err != nil {
+					return storage.KeyValue{}, err
+				}
+				fresh = true
+				continue
+			}
 			return storage.KeyValue{}, s.interpret("update", key, err)
 		}
 		if txn.Succeeded {
@@ -107,6 +127,9 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 func (s *Store) Delete(ctx context.Context, key string, check storage.CheckFunc) (storage.KeyValue, error) {
 	if key == "" {
 		return storage.KeyValue{}, invalid("delete: the key is empty")
+	}
+	if err := s.haveQuorum(ctx); err != nil {
+		return storage.KeyValue{}, err
 	}
 	t := s.transformer(key)
 	current, _, err := s.readState(ctx, t, "delete", key)
