@@ -82,7 +82,7 @@ func (o *EtcdOptions) validateCluster(errs *problemList) {
 	if c.PeerPort < 1 || c.PeerPort > 65535 {
 		errs.add(problemf(s, "etcd-peer-port", strconv.Itoa(c.PeerPort), "must be between 1 and 65535, inclusive"))
 	}
-	errs.add(checkPort(s, "etcd-client-port", c.ClientPort, "the fixed port: the OS picks one"))
+	errs.add(checkPort(s, "etcd-client-port", c.ClientPort, "the fixed port, and the OS picks one"))
 	if c.ClientPort != 0 && c.ClientPort == c.PeerPort {
 		errs.add(problemf(s, "etcd-client-port", strconv.Itoa(c.ClientPort), "must differ from --etcd-peer-port"))
 	}

@@ -95,11 +95,11 @@ func Describe(fss *NamedFlagSets) []FlagInfo {
 	return out
 }
 
-// displayFlagValue shows list values without pflag's brackets, the way they are typed.
 // secretAnnotation marks a flag whose value is a credential: `apictl flags show` prints it as
 // <redacted>, so that a pasted report leaks nothing.
 const secretAnnotation = "apictl.io/secret"
 
+// displayFlagValue shows list values without pflag's brackets, the way they are typed.
 func displayFlagValue(v pflag.Value) string { return unbracket(v, v.String()) }
 
 func unbracket(v pflag.Value, s string) string {

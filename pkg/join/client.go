@@ -27,6 +27,9 @@ func Join(ctx context.Context, joinURL string, token Token, req Request, log *sl
 	if err != nil {
 		return nil, err
 	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
@@ -55,7 +58,7 @@ func Join(ctx context.Context, joinURL string, token Token, req Request, log *sl
 // CheckURL checks a --join URL and returns its https://HOST:PORT.
 func CheckURL(joinURL string) (string, error) {
 	u, err := url.Parse(joinURL)
-	if err != nil || u.Scheme != "https" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+	if err != nil || u.Scheme != "https" || u.Hostname() == "" || u.Port() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
 		return "", fmt.Errorf("--join %q: want https://HOST:PORT, the secure port of a member", joinURL)
 	}
 	return "https://" + u.Host, nil

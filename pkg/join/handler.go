@@ -56,7 +56,8 @@ type Handler struct {
 	// Files returns the cluster's shared files to hand to a joiner (see SharedFiles).
 	Files   func() (map[string][]byte, error)
 	Members Members
-	Logger  *slog.Logger
+	// Logger receives refused and accepted joins; nil discards them.
+	Logger *slog.Logger
 	// Timeout bounds one join; zero means 30 s.
 	Timeout time.Duration
 
@@ -77,7 +78,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		ca, err := h.CA()
 		if err != nil {
-			h.Logger.Error("join: reading the serving CA", "err", err)
+			h.logger().Error("join: reading the serving CA", "err", err)
 			writeStatus(w, http.StatusInternalServerError, metav1.StatusReasonInternalError, "the serving CA is not readable")
 			return
 		}
@@ -95,7 +96,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) join(w http.ResponseWriter, r *http.Request) {
-	log := h.Logger.With("remote", r.RemoteAddr)
+	log := h.logger().With("remote", r.RemoteAddr)
 	token, err := h.Token()
 	if err != nil {
 		log.Error("join: reading this member's join token", "err", err)
@@ -174,4 +175,11 @@ func writeStatus(w http.ResponseWriter, code int, reason metav1.StatusReason, me
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusFailure, Message: message, Reason: reason, Code: int32(code),
 	})
+}
+
+func (h *Handler) logger() *slog.Logger {
+	if h.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return h.Logger
 }

@@ -57,12 +57,13 @@ func ParseToken(s string) (Token, error) {
 	if len(parts[2]) < 16 {
 		return Token{}, errors.New("the join token's secret is too short: copy the whole token from the join-token file")
 	}
-	return Token{CAHash: parts[1], Secret: parts[2]}, nil
+	// CAHash writes lower case; a hash copied through something that upper-cased it still pins.
+	return Token{CAHash: strings.ToLower(parts[1]), Secret: parts[2]}, nil
 }
 
 // MatchesSecret reports whether secret is t's, in constant time.
 func (t Token) MatchesSecret(secret string) bool {
-	return subtle.ConstantTimeCompare([]byte(t.Secret), []byte(secret)) == 1
+	return t.Secret != "" && subtle.ConstantTimeCompare([]byte(t.Secret), []byte(secret)) == 1
 }
 
 // CAHash is the hex SHA-256 of the DER of the first certificate in caPEM.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apictl/apictl/pkg/flags"
 	"github.com/apictl/apictl/pkg/snapshot"
+	"github.com/apictl/apictl/pkg/storage/embedded"
 	"github.com/apictl/apictl/pkg/version"
 )
 
@@ -209,6 +210,9 @@ func newSnapshotRestoreCmd(streams Streams) *cobra.Command {
 				fmt.Fprintf(&b, "The etcd data that was there is in %s; delete it once the restored server is checked.\n", res.MovedTo)
 			}
 			fmt.Fprintf(&b, "Next: apictl serve --data-dir %s\n", dataDir)
+			if res.MovedTo != "" && embedded.IsClusterMember(res.MovedTo) {
+				fmt.Fprintf(&b, "The old data was a member of an embedded etcd cluster: start this server with --cluster-init, then on every other member move <data-dir>/etcd aside and start it with --join and the join token.\n")
+			}
 			_, err = streams.Out.Write([]byte(b.String()))
 			return err
 		},
