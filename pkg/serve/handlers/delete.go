@@ -3,7 +3,6 @@ package handlers
 //lint:file-ignore SA1019 orphanDependents is deprecated in kube's API, and kube still honours it
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -531,15 +530,12 @@ func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p route
 			return
 		}
 	}
-	buf := bufferPool.Get().(*bytes.Buffer)
-	defer func() {
-		buf.Reset()
-		bufferPool.Put(buf)
-	}()
+	buf := getBuffer()
+	defer putBuffer(buf)
 	if out.partial != "" {
 		err = s.writePartialList(buf, out, res)
 	} else {
-		err = s.writeList(buf, res)
+		err = s.writeList(buf, res, nil)
 	}
 	if err != nil {
 		writeError(w, r, apiError(err, s.gr, ""))

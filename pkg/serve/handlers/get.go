@@ -1,16 +1,15 @@
 package handlers
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/apictl/apictl/pkg/registry/tables"
 	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/serve/status"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -65,10 +64,6 @@ func (s *scope) getStored(w http.ResponseWriter, r *http.Request, p routes.Param
 	return out, kv, true
 }
 
-// bufferPool holds the buffers lists are assembled in, so a list of a thousand objects does not
-// allocate its megabyte afresh on every request.
-var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
 // list answers LIST: the stored objects, streamed as they are with their resourceVersions spliced in.
 func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	out, err := negotiateOutput(r.Header.Get("Accept"), s.readConversions())
@@ -110,21 +105,31 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		writeJSON(w, r, http.StatusOK, out.format, body)
 		return
 	}
-	buf := bufferPool.Get().(*bytes.Buffer)
-	defer func() {
-		buf.Reset()
-		bufferPool.Put(buf)
-	}()
+	buf := getBuffer()
+	defer putBuffer(buf)
+	// Compact JSON, what clients ask for, streams; the other encodings transform the whole body.
+	var stream *listStream
+	if out.partial == "" && out.format == formatJSON && !status.Pretty(r) {
+		stream = &listStream{w: w}
+	}
 	if out.partial != "" {
 		err = s.writePartialList(buf, out, res)
 	} else {
-		err = s.writeList(buf, res) // the fast path: stored bytes spliced, nothing decoded
+		err = s.writeList(buf, res, stream.flusher()) // the fast path: stored bytes spliced, nothing decoded
 	}
-	if err != nil {
+	switch {
+	case err != nil && stream != nil && stream.started:
+		// The status is sent: a Status can no longer replace the body, so the connection is cut and
+		// the client sees a truncated list, as with kube.
+		s.api.cfg.Logger.Warn("LIST stopped after its first bytes: the connection is closed", "path", r.URL.Path, "err", err)
+		panic(http.ErrAbortHandler)
+	case err != nil:
 		writeError(w, r, apiError(err, s.gr, ""))
-		return
+	case stream != nil && stream.started:
+		stream.finish(buf)
+	default:
+		writeJSON(w, r, http.StatusOK, out.format, buf.Bytes())
 	}
-	writeJSON(w, r, http.StatusOK, out.format, buf.Bytes())
 }
 
 // tableOf renders stored objects as a meta.k8s.io Table: of one object for a GET (list nil), of a

@@ -2,10 +2,70 @@ package handlers
 
 import (
 	"bytes"
+	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/apictl/apictl/pkg/storage"
 )
+
+// listChunkBytes is how much of a LIST is assembled before it is sent: a LIST holds this much plus
+// one object, whatever the size of the list, and the first bytes leave before the last item is
+// written. kube-apiserver streams list items the same way (KEP-5116).
+const listChunkBytes = 256 << 10
+
+// maxPooledBytes caps the buffers kept for reuse. A buffer that grew past it (a huge object, or a
+// list in an encoding that is not streamed: YAML, indented JSON, a Table) is dropped, so that a few
+// large LISTs do not pin their memory for the life of the process (golang/go#23199).
+const maxPooledBytes = 1 << 20
+
+// bufferPool holds the buffers lists are assembled in, so a list of a thousand objects does not
+// allocate its megabyte afresh on every request.
+var bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBuffer() *bytes.Buffer { return bufferPool.Get().(*bytes.Buffer) }
+
+func putBuffer(buf *bytes.Buffer) {
+	if buf.Cap() > maxPooledBytes {
+		return
+	}
+	buf.Reset()
+	bufferPool.Put(buf)
+}
+
+// listStream sends a compact-JSON list in chunks as writeList produces them. A list that fits in one
+// chunk is never flushed and goes out as before, with its Content-Length; a longer one goes out
+// chunked, with the status and headers sent before its first chunk.
+type listStream struct {
+	w       http.ResponseWriter
+	started bool
+}
+
+// flush sends what buf holds and empties it.
+func (ls *listStream) flush(buf *bytes.Buffer) error {
+	if !ls.started {
+		ls.w.Header().Set("Content-Type", mediaJSON)
+		ls.w.WriteHeader(http.StatusOK)
+		ls.started = true
+	}
+	_, err := ls.w.Write(buf.Bytes())
+	buf.Reset()
+	return err
+}
+
+// finish sends the rest of a started stream, with the newline that ends kube's compact JSON.
+func (ls *listStream) finish(buf *bytes.Buffer) {
+	buf.WriteByte('\n')
+	_, _ = ls.w.Write(buf.Bytes())
+}
+
+// flusher is ls's flush, or nil for a list that is assembled whole.
+func (ls *listStream) flusher() func(*bytes.Buffer) error {
+	if ls == nil {
+		return nil
+	}
+	return ls.flush
+}
 
 // writeList encodes a page of stored objects as kube's encoders write a list, for LIST and for the
 // answer of a deletecollection. A built-in kind's list is a typed <Kind>List: kind, apiVersion,
@@ -14,8 +74,9 @@ import (
 //
 // This is the LIST fast path, kept by hand rather than through apimachinery's encoders: the stored
 // bytes are spliced into the buffer with their resourceVersion, nothing is decoded, and nothing is
-// allocated per item (BenchmarkListConfigMaps).
-func (s *scope) writeList(buf *bytes.Buffer, res *storage.ListResult) error {
+// allocated per item (BenchmarkListConfigMaps). With flush set, buf is handed to it whenever it holds
+// listChunkBytes, so that the list streams.
+func (s *scope) writeList(buf *bytes.Buffer, res *storage.ListResult, flush func(*bytes.Buffer) error) error {
 	if !s.res.Custom {
 		buf.WriteString(`{"kind":"`)
 		buf.WriteString(s.listKind)
@@ -24,7 +85,7 @@ func (s *scope) writeList(buf *bytes.Buffer, res *storage.ListResult) error {
 		buf.WriteString(`","metadata":`)
 		writeListMeta(buf, res, false)
 		buf.WriteString(`,"items":`)
-		if err := s.writeItems(buf, res.Items, true); err != nil {
+		if err := s.writeItems(buf, res.Items, true, flush); err != nil {
 			return err
 		}
 		buf.WriteByte('}')
@@ -33,7 +94,7 @@ func (s *scope) writeList(buf *bytes.Buffer, res *storage.ListResult) error {
 	buf.WriteString(`{"apiVersion":"`)
 	buf.WriteString(s.gvr.GroupVersion().String())
 	buf.WriteString(`","items":`)
-	if err := s.writeItems(buf, res.Items, false); err != nil {
+	if err := s.writeItems(buf, res.Items, false, flush); err != nil {
 		return err
 	}
 	buf.WriteString(`,"kind":"`)
@@ -76,7 +137,7 @@ func writeListMeta(buf *bytes.Buffer, res *storage.ListResult, unstructured bool
 
 // writeItems writes stored objects as a JSON array with their resourceVersions, without their kind
 // and apiVersion when bare is set (a built-in list's items, as kube's encoder writes them).
-func (s *scope) writeItems(buf *bytes.Buffer, items []storage.KeyValue, bare bool) error {
+func (s *scope) writeItems(buf *bytes.Buffer, items []storage.KeyValue, bare bool, flush func(*bytes.Buffer) error) error {
 	buf.WriteByte('[')
 	for i, kv := range items {
 		if i > 0 {
@@ -95,6 +156,11 @@ func (s *scope) writeItems(buf *bytes.Buffer, items []storage.KeyValue, bare boo
 			item[0] = '{'
 		}
 		buf.Write(item)
+		if flush != nil && buf.Len() >= listChunkBytes {
+			if err := flush(buf); err != nil {
+				return err
+			}
+		}
 	}
 	buf.WriteByte(']')
 	return nil

@@ -2,7 +2,10 @@ package handlers
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -65,7 +68,7 @@ func TestWriteList(t *testing.T) {
 					}
 				}
 				var buf bytes.Buffer
-				if err := listScope(tc.custom).writeList(&buf, &res); err != nil {
+				if err := listScope(tc.custom).writeList(&buf, &res, nil); err != nil {
 					t.Fatal(err)
 				}
 				if got := buf.String(); got != tc.want {
@@ -73,6 +76,103 @@ func TestWriteList(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// bigList is n stored objects of about size bytes each, as the watch cache keeps them.
+func bigList(s *scope, n, size int) storage.ListResult {
+	res := storage.ListResult{Revision: int64(n + 1)}
+	for i := range n {
+		v := fmt.Sprintf(`{"kind":"%s","apiVersion":"%s","metadata":{"name":"o%06d"},"data":{"k":"%0*d"}}`,
+			s.objectGVK.Kind, s.gvr.GroupVersion(), i, size, i)
+		res.Items = append(res.Items, storage.KeyValue{Value: []byte(v), ModRevision: int64(i + 1)}.WithPlace())
+	}
+	return res
+}
+
+// TestWriteListStreams checks that a list written in chunks is byte for byte the list written whole,
+// and that the buffer never holds more than a chunk and one object.
+func TestWriteListStreams(t *testing.T) {
+	for _, custom := range []bool{false, true} {
+		s := listScope(custom)
+		res := bigList(s, 4000, 400) // about 1.8 MB: seven chunks
+		var whole bytes.Buffer
+		if err := s.writeList(&whole, &res, nil); err != nil {
+			t.Fatal(err)
+		}
+		var streamed, buf bytes.Buffer
+		flushes, most := 0, 0
+		err := s.writeList(&buf, &res, func(b *bytes.Buffer) error {
+			flushes++
+			most = max(most, b.Len())
+			streamed.Write(b.Bytes())
+			b.Reset()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		streamed.Write(buf.Bytes())
+		if !bytes.Equal(streamed.Bytes(), whole.Bytes()) {
+			t.Fatalf("custom=%v: the streamed list differs from the whole one", custom)
+		}
+		if want := whole.Len() / listChunkBytes; flushes < want {
+			t.Errorf("custom=%v: %d flushes of a %d-byte list, want at least %d", custom, flushes, whole.Len(), want)
+		}
+		if most > listChunkBytes+1024 {
+			t.Errorf("custom=%v: a chunk of %d bytes, want at most a chunk and one object", custom, most)
+		}
+	}
+}
+
+// TestListStreamHTTP checks what the client gets: a list longer than a chunk goes out chunked (no
+// Content-Length) with the same bytes and kube's trailing newline; a failed write stops the list.
+func TestListStreamHTTP(t *testing.T) {
+	s := listScope(false)
+	res := bigList(s, 2000, 400)
+	var whole bytes.Buffer
+	if err := s.writeList(&whole, &res, nil); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	ls := &listStream{w: rec}
+	var buf bytes.Buffer
+	if err := s.writeList(&buf, &res, ls.flusher()); err != nil {
+		t.Fatal(err)
+	}
+	if !ls.started {
+		t.Fatal("a list of several chunks did not start streaming")
+	}
+	ls.finish(&buf)
+	if got := rec.Body.String(); got != whole.String()+"\n" {
+		t.Fatalf("the streamed body differs (%d bytes, want %d)", len(got), whole.Len()+1)
+	}
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != mediaJSON || rec.Header().Get("Content-Length") != "" {
+		t.Fatalf("status %d, headers %v", rec.Code, rec.Header())
+	}
+	failing := &listStream{w: failingWriter{httptest.NewRecorder()}}
+	buf.Reset()
+	if err := s.writeList(&buf, &res, failing.flusher()); err == nil {
+		t.Fatal("a failed write did not stop the list")
+	}
+	var nilStream *listStream
+	if nilStream.flusher() != nil {
+		t.Fatal("a nil stream has a flusher")
+	}
+}
+
+type failingWriter struct{ *httptest.ResponseRecorder }
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("connection reset") }
+
+// TestPutBufferCaps checks that the pool drops buffers that grew large.
+func TestPutBufferCaps(t *testing.T) {
+	big := bytes.NewBuffer(make([]byte, 0, 2*maxPooledBytes))
+	putBuffer(big)
+	for range 100 {
+		if b := getBuffer(); b == big {
+			t.Fatal("a buffer over the cap was pooled")
+		}
 	}
 }
 
@@ -92,7 +192,7 @@ func BenchmarkWriteList(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				buf.Reset()
-				if err := s.writeList(&buf, &res); err != nil {
+				if err := s.writeList(&buf, &res, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
