@@ -272,14 +272,19 @@ func TestEmbeddedEtcdCluster(t *testing.T) {
 				}
 			})
 		}
-		time.Sleep(time.Second)
+		// Writes in flight to a leader that dies wait out etcd's request timeout (about 6 s) before
+		// they are settled; the load runs on past it.
+		time.Sleep(2 * time.Second)
 		a.kill(t)
-		time.Sleep(3 * time.Second)
+		time.Sleep(8 * time.Second)
 		stop()
 		wg.Wait()
 		t.Logf("a killed (-9) under load: %d writes, %d failed (%v)", attempts, failures, failed)
+		// a restarts with its first command line before anything is judged, so that the subtests
+		// after this one find three members whatever happens here.
+		a.startReady(t)
 		if attempts < 100 || failures*100 >= attempts {
-			t.Fatalf("%d of %d writes failed: want < 1%%; first: %v", failures, attempts, failed)
+			t.Errorf("%d of %d writes failed: want < 1%%; first: %v", failures, attempts, failed)
 		}
 		for _, m := range []*haMember{b, c} {
 			names := cmNames(t, m, "load")
@@ -289,8 +294,6 @@ func TestEmbeddedEtcdCluster(t *testing.T) {
 				}
 			}
 		}
-		// a restarts with its first command line and catches up.
-		a.startReady(t)
 		waitFor(t, 20*time.Second, "a to list every acknowledged write", func() bool {
 			names := cmNames(t, a, "load")
 			for _, n := range acked {
@@ -372,6 +375,13 @@ func TestEmbeddedEtcdCluster(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(d.dir, "apictl.local", "etcd", "member")); err == nil {
 			t.Fatal("the refused joiner has etcd member data")
+		}
+		// The peer port takes only the cluster's peers: a TLS client without the cluster's peer
+		// certificate is refused (mutual TLS).
+		peer := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+		if resp, err := peer.Get(fmt.Sprintf("https://127.0.0.1:%d/members", a.peer)); err == nil {
+			resp.Body.Close()
+			t.Fatalf("the peer port answered a client without a certificate: %d", resp.StatusCode)
 		}
 		// The three members still serve one API.
 		if code, body, err := createCM(c, "load", "end"); err != nil || code != http.StatusCreated {

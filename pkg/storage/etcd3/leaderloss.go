@@ -21,7 +21,10 @@ func leaderLost(err error) bool {
 	if !errors.As(err, &e) {
 		return false
 	}
-	return e == rpctypes.ErrTimeoutDueToLeaderFail || e == rpctypes.ErrLeaderChanged || e == rpctypes.ErrTimeoutDueToConnectionLost
+	// ErrTimeout too: a proposal forwarded to a leader that died before it appended it times out,
+	// and etcd does not always tell that apart from a slow commit.
+	return e == rpctypes.ErrTimeoutDueToLeaderFail || e == rpctypes.ErrLeaderChanged ||
+		e == rpctypes.ErrTimeoutDueToConnectionLost || e == rpctypes.ErrTimeout
 }
 
 // afterLeaderLoss waits for a leader (the quorum gate) and reads key, to settle a write whose outcome
