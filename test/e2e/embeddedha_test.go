@@ -383,6 +383,17 @@ func TestEmbeddedEtcdCluster(t *testing.T) {
 			resp.Body.Close()
 			t.Fatalf("the peer port answered a client without a certificate: %d", resp.StatusCode)
 		}
+		// A member whose data dir is wiped joins again with its command line: the member it asks
+		// replaces the stale entry at its peer URL.
+		c.kill(t)
+		etcdDir := filepath.Join(c.dir, "apictl.local", "etcd")
+		if err := os.Rename(etcdDir, etcdDir+"-wiped"); err != nil {
+			t.Fatal(err)
+		}
+		c.startReady(t)
+		if !slices.Contains(cmNames(t, c, "load"), "after-rejoin") {
+			t.Fatal("the rejoined c does not list what was written before")
+		}
 		// The three members still serve one API.
 		if code, body, err := createCM(c, "load", "end"); err != nil || code != http.StatusCreated {
 			t.Fatalf("write through c: %d %v %s", code, err, body)
