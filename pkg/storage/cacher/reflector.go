@@ -120,12 +120,36 @@ func (c *Cacher) revision() int64 {
 
 // relist reads the whole prefix and makes it the cache's state.
 func (c *Cacher) relist(ctx context.Context) error {
-	res, err := c.store.List(ctx, c.prefix, storage.ListOptions{})
+	items, rev, err := c.listAll(ctx)
 	if err != nil {
 		return fmt.Errorf("list %q: %w", c.prefix, err)
 	}
-	c.replace(res.Items, res.Revision)
+	c.replace(items, rev)
 	return nil
+}
+
+// listAll reads the whole prefix at the store's latest revision, in chunks when the store can stream
+// them (the cache fills while etcd still reads, which is most of a server's start with many objects
+// stored), else with one list.
+func (c *Cacher) listAll(ctx context.Context) ([]storage.KeyValue, int64, error) {
+	chunked, ok := c.store.(storage.ChunkLister)
+	if !ok {
+		res, err := c.store.List(ctx, c.prefix, storage.ListOptions{})
+		if err != nil {
+			return nil, 0, err
+		}
+		return res.Items, res.Revision, nil
+	}
+	var items []storage.KeyValue
+	rev, err := chunked.ListChunks(ctx, c.prefix, func(chunk []storage.KeyValue) error {
+		if items == nil {
+			items = chunk
+		} else {
+			items = append(items, chunk...)
+		}
+		return nil
+	})
+	return items, rev, err
 }
 
 // follow runs one watch of the store from the cache's revision and applies its events until it
