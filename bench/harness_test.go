@@ -31,6 +31,8 @@ const (
 	envAuthz    = "BENCH_AUTHZ"
 	envCRDs     = "BENCH_CRDS"
 	envChurn    = "BENCH_NAMESPACE_CYCLES"
+	envScale    = "BENCH_SCALE_OBJECTS"
+	envApictl   = "BENCH_APICTL"
 )
 
 // settings are what the environment asks of a run.
@@ -43,6 +45,12 @@ type settings struct {
 	authz    bool
 	crds     string
 	churn    string
+	// scale is the scale measurement's number of objects (0: none); scaleGuard judges its guards,
+	// for CI's version with BENCH_GUARD=1.
+	scale      int
+	scaleGuard bool
+	// apictl is a prebuilt binary to measure instead of one built from this tree.
+	apictl string
 }
 
 func readSettings(short bool, getenv func(string) string) (settings, error) {
@@ -55,6 +63,7 @@ func readSettings(short bool, getenv func(string) string) (settings, error) {
 		authz:    isTrue(getenv(envAuthz)),
 		crds:     getenv(envCRDs),
 		churn:    getenv(envChurn),
+		apictl:   getenv(envApictl),
 	}
 	s.duration = bench.DefaultDuration
 	if s.short {
@@ -70,6 +79,13 @@ func readSettings(short bool, getenv func(string) string) (settings, error) {
 			return s, fmt.Errorf("%s=%q: want a number of namespace cycles of at least 10, such as 100000", envChurn, s.churn)
 		}
 	}
+	if v := getenv(envScale); v != "" {
+		n, err := parseScale(v)
+		if err != nil {
+			return s, err
+		}
+		s.scale, s.scaleGuard = n, s.guard && v == "ci"
+	}
 	if v := getenv(envDuration); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -78,6 +94,22 @@ func readSettings(short bool, getenv func(string) string) (settings, error) {
 		s.duration = d
 	}
 	return s, nil
+}
+
+// parseScale reads BENCH_SCALE_OBJECTS: a number of objects of at least bench.MinScaleObjects, 1 or
+// 1m for issue 22's million, or ci for CI's smaller version.
+func parseScale(v string) (int, error) {
+	switch strings.ToLower(v) {
+	case "1", "1m":
+		return bench.DefaultScaleObjects, nil
+	case "ci":
+		return bench.ScaleCIObjects, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < bench.MinScaleObjects {
+		return 0, fmt.Errorf("%s=%q: want a number of objects of at least %d, 1m for a million, or ci", envScale, v, bench.MinScaleObjects)
+	}
+	return n, nil
 }
 
 func isTrue(v string) bool {
@@ -91,15 +123,21 @@ func TestHarness(t *testing.T) {
 		t.Fatal(err)
 	}
 	limit := 15 * time.Minute
-	if s.churn != "" {
-		limit = 2 * time.Hour // 100,000 namespace cycles take up to an hour on a small machine (go test -timeout too)
+	if s.churn != "" || s.scale > bench.ScaleCIObjects {
+		// 100,000 namespace cycles take up to an hour on a small machine, a million objects a quarter
+		// of one (go test -timeout too).
+		limit = 2 * time.Hour
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	dir := t.TempDir()
 	runner := build(ctx, t, dir, "benchrun", "github.com/apictl/apictl/bench/internal/benchrun")
+	apictl := s.apictl
+	if apictl == "" {
+		apictl = build(ctx, t, dir, "apictl", "github.com/apictl/apictl/cmd/apictl")
+	}
 	args := []string{
-		"-apictl", build(ctx, t, dir, "apictl", "github.com/apictl/apictl/cmd/apictl"),
+		"-apictl", apictl,
 		"-etcd", build(ctx, t, dir, "benchetcd", "github.com/apictl/apictl/bench/internal/benchetcd"),
 		"-duration", s.duration.String(),
 		"-work-dir", dir,
@@ -120,6 +158,12 @@ func TestHarness(t *testing.T) {
 	}
 	if s.churn != "" {
 		only = append(only[:len(only):len(only)], "-namespace-cycles", s.churn)
+	}
+	if s.scale > 0 {
+		only = append(only[:len(only):len(only)], "-scale-objects", strconv.Itoa(s.scale))
+		if s.scaleGuard {
+			only = append(only, "-scale-guard")
+		}
 	}
 	report := runHarness(ctx, t, runner, filepath.Join(dir, "report.json"), only)
 	// A guarded run measures again what fell below its floor and keeps the best attempt, so that
@@ -212,6 +256,16 @@ func TestReadSettings(t *testing.T) {
 		{name: "negative duration", env: map[string]string{"BENCH_DURATION": "-1s"}, wantErr: "want a positive duration"},
 		{name: "crds", env: map[string]string{"BENCH_CRDS": "1000"}, want: settings{short: true, duration: 300 * time.Millisecond, crds: "1000"}},
 		{name: "bad crds", env: map[string]string{"BENCH_CRDS": "many"}, wantErr: `BENCH_CRDS="many": want a positive number of CRDs such as 1000`},
+		{name: "scale of a million", env: map[string]string{"BENCH_SCALE_OBJECTS": "1m"}, want: settings{short: true, duration: 300 * time.Millisecond, scale: 1_000_000}},
+		{name: "scale 1 is a million", env: map[string]string{"BENCH_SCALE_OBJECTS": "1"}, want: settings{short: true, duration: 300 * time.Millisecond, scale: 1_000_000}},
+		{name: "scale of some", env: map[string]string{"BENCH_SCALE_OBJECTS": "250000"}, want: settings{short: true, duration: 300 * time.Millisecond, scale: 250_000}},
+		{name: "scale ci unguarded", env: map[string]string{"BENCH_SCALE_OBJECTS": "ci"}, want: settings{short: true, duration: 300 * time.Millisecond, scale: bench.ScaleCIObjects}},
+		{name: "scale ci guarded", env: map[string]string{"BENCH_SCALE_OBJECTS": "ci", "BENCH_GUARD": "1"},
+			want: settings{short: true, duration: 300 * time.Millisecond, guard: true, scale: bench.ScaleCIObjects, scaleGuard: true}},
+		{name: "a sized scale run is not guarded", env: map[string]string{"BENCH_SCALE_OBJECTS": "100000", "BENCH_GUARD": "1"},
+			want: settings{short: true, duration: 300 * time.Millisecond, guard: true, scale: 100_000}},
+		{name: "scale too small", env: map[string]string{"BENCH_SCALE_OBJECTS": "999"}, wantErr: `BENCH_SCALE_OBJECTS="999": want a number of objects of at least 1000`},
+		{name: "prebuilt apictl", env: map[string]string{"BENCH_APICTL": "/tmp/apictl"}, want: settings{short: true, duration: 300 * time.Millisecond, apictl: "/tmp/apictl"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

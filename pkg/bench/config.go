@@ -53,6 +53,10 @@ type Config struct {
 	// NamespaceCycles, when above 0, also runs the namespace churn (Churn): that many namespaces
 	// created and deleted on a server of their own, its memory read along the way.
 	NamespaceCycles int
+	// ScaleObjects, when above 0, also runs the scale measurement (Scale) with that many ConfigMaps
+	// (at least MinScaleObjects) on a server of its own; ScaleGuard makes Check judge its guards.
+	ScaleObjects int
+	ScaleGuard   bool
 
 	// WorkDir is where the run's temporary directory is made (default os.TempDir()). Everything the
 	// run writes goes there and is removed at the end.
@@ -104,6 +108,9 @@ func (c Config) complete() (Config, error) {
 		if !slices.Contains(ServerOperations(), o) {
 			errs = append(errs, fmt.Errorf("operation %q: want one of %q", o, ServerOperations()))
 		}
+	}
+	if c.ScaleObjects > 0 && c.ScaleObjects < MinScaleObjects {
+		errs = append(errs, fmt.Errorf("scale objects %d: want 0 or at least %d", c.ScaleObjects, MinScaleObjects))
 	}
 	if c.ListObjects <= 0 {
 		c.ListObjects = DefaultListObjects

@@ -50,6 +50,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Churn != nil {
 		tables = append(tables, r.Churn.table())
 	}
+	if r.Scale != nil {
+		tables = append(tables, r.Scale.table())
+	}
 	for i, t := range tables {
 		if i > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {

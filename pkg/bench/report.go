@@ -84,6 +84,8 @@ type Report struct {
 	Authz *Authz `json:"authz,omitempty"`
 	// Churn is set when the run churned namespaces (Config.NamespaceCycles).
 	Churn *Churn `json:"namespaceChurn,omitempty"`
+	// Scale is set when the run measured at scale (Config.ScaleObjects).
+	Scale *Scale `json:"scale,omitempty"`
 }
 
 // Result is one measurement.
@@ -234,6 +236,9 @@ func (r *Report) Check(guard bool) error {
 		b := c.Samples[c.Baseline]
 		errs = append(errs, fmt.Errorf("namespace churn: anonymous RSS grew by %.1f%% from %d to %d cycles (%s to %s), more than %.0f%%",
 			100*c.Growth, b.Cycles, c.Cycles, formatBytes(b.Anon), formatBytes(c.Samples[len(c.Samples)-1].Anon), 100*ChurnGrowthTarget))
+	}
+	if r.Scale != nil {
+		errs = append(errs, r.Scale.problems(guard)...)
 	}
 	if guard {
 		for _, ra := range r.Ratios {

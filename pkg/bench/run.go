@@ -57,6 +57,11 @@ func Run(ctx context.Context, cfg Config) (_ *Report, err error) {
 			return nil, err
 		}
 	}
+	if cfg.ScaleObjects > 0 {
+		if report.Scale, err = measureScale(ctx, cfg, filepath.Join(dir, "scale")); err != nil {
+			return nil, err
+		}
+	}
 	if err := compare(ctx, cfg, filepath.Join(dir, "compare"), report); err != nil {
 		return nil, err
 	}
