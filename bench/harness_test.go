@@ -32,6 +32,7 @@ const (
 	envCRDs     = "BENCH_CRDS"
 	envChurn    = "BENCH_NAMESPACE_CYCLES"
 	envScale    = "BENCH_SCALE_OBJECTS"
+	envScaleDir = "BENCH_SCALE_DATA"
 	envApictl   = "BENCH_APICTL"
 )
 
@@ -49,6 +50,8 @@ type settings struct {
 	// for CI's version with BENCH_GUARD=1.
 	scale      int
 	scaleGuard bool
+	// scaleData keeps the scale measurement's seeded data for the next run (BENCH_SCALE_DATA).
+	scaleData string
 	// apictl is a prebuilt binary to measure instead of one built from this tree.
 	apictl string
 }
@@ -56,14 +59,15 @@ type settings struct {
 func readSettings(short bool, getenv func(string) string) (settings, error) {
 	// Short unless asked for a full run: the harness sits in every `go test ./...`, which must stay quick.
 	s := settings{
-		short:    short || !isTrue(getenv(envFull)),
-		jsonPath: getenv(envJSON),
-		guard:    isTrue(getenv(envGuard)),
-		only:     getenv(envOnly),
-		authz:    isTrue(getenv(envAuthz)),
-		crds:     getenv(envCRDs),
-		churn:    getenv(envChurn),
-		apictl:   getenv(envApictl),
+		short:     short || !isTrue(getenv(envFull)),
+		jsonPath:  getenv(envJSON),
+		guard:     isTrue(getenv(envGuard)),
+		only:      getenv(envOnly),
+		authz:     isTrue(getenv(envAuthz)),
+		crds:      getenv(envCRDs),
+		churn:     getenv(envChurn),
+		apictl:    getenv(envApictl),
+		scaleData: getenv(envScaleDir),
 	}
 	s.duration = bench.DefaultDuration
 	if s.short {
@@ -164,6 +168,9 @@ func TestHarness(t *testing.T) {
 		if s.scaleGuard {
 			only = append(only, "-scale-guard")
 		}
+		if s.scaleData != "" {
+			only = append(only, "-scale-data", s.scaleData)
+		}
 	}
 	report := runHarness(ctx, t, runner, filepath.Join(dir, "report.json"), only)
 	// A guarded run measures again what fell below its floor and keeps the best attempt, so that
@@ -259,6 +266,8 @@ func TestReadSettings(t *testing.T) {
 		{name: "scale of a million", env: map[string]string{"BENCH_SCALE_OBJECTS": "1m"}, want: settings{short: true, duration: 300 * time.Millisecond, scale: 1_000_000}},
 		{name: "scale 1 is a million", env: map[string]string{"BENCH_SCALE_OBJECTS": "1"}, want: settings{short: true, duration: 300 * time.Millisecond, scale: 1_000_000}},
 		{name: "scale of some", env: map[string]string{"BENCH_SCALE_OBJECTS": "250000"}, want: settings{short: true, duration: 300 * time.Millisecond, scale: 250_000}},
+		{name: "scale data kept", env: map[string]string{"BENCH_SCALE_OBJECTS": "1m", "BENCH_SCALE_DATA": "/tmp/scale"},
+			want: settings{short: true, duration: 300 * time.Millisecond, scale: 1_000_000, scaleData: "/tmp/scale"}},
 		{name: "scale ci unguarded", env: map[string]string{"BENCH_SCALE_OBJECTS": "ci"}, want: settings{short: true, duration: 300 * time.Millisecond, scale: bench.ScaleCIObjects}},
 		{name: "scale ci guarded", env: map[string]string{"BENCH_SCALE_OBJECTS": "ci", "BENCH_GUARD": "1"},
 			want: settings{short: true, duration: 300 * time.Millisecond, guard: true, scale: bench.ScaleCIObjects, scaleGuard: true}},

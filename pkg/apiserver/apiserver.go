@@ -11,6 +11,7 @@ import (
 	"net/http"
 
 	"github.com/apictl/apictl/pkg/flags"
+	"github.com/apictl/apictl/pkg/memreturn"
 	"github.com/apictl/apictl/pkg/registry"
 	"github.com/apictl/apictl/pkg/registry/crschema"
 	"github.com/apictl/apictl/pkg/routes"
@@ -75,7 +76,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if err != nil {
 		return nil, fmt.Errorf("building the rules of the API's kinds: %w", err)
 	}
-	caches, err := newWatchCaches(cfg.API, st.store, cfg.Logger)
+	caches, err := newWatchCaches(cfg.API, st.store, o.Generic.StorageInitializationTimeout, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +128,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		s.AddHealthChecks(healthz.NamedCheck("etcd", func(r *http.Request) error { return st.store.Healthy(r.Context()) })),
 		s.AddPostStartHook("start-watch-caches", func(ctx context.Context) error {
 			caches.start(ctx, cfg.Logger)
+			bg.goRun(func() { memreturn.Run(ctx, memreturn.Default) })
 			return nil
 		}),
 		s.AddPostStartHook("storage-readiness", caches.waitReady),

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,7 +22,14 @@ import (
 type watchCaches struct {
 	byResource map[schema.GroupResource]storage.Store
 	all        []*cacher.Cacher
-	running    sync.WaitGroup
+	// builtin are the caches waitReady waits for, at most initTimeout (--storage-initialization-timeout).
+	builtin      []*cacher.Cacher
+	initTimeout  time.Duration
+	deadline     time.Time
+	deadlineOnce sync.Once
+	timedOut     sync.Once
+	log          *slog.Logger
+	running      sync.WaitGroup
 	// custom, once the CRD controller is set up, lists the watch caches of the custom resources.
 	custom atomic.Pointer[func() map[schema.GroupResource]*cacher.Cacher]
 	// customChanged is notified by the CRD controller each time those caches (and the API with
@@ -29,8 +37,8 @@ type watchCaches struct {
 	customChanged changes
 }
 
-func newWatchCaches(api *routes.API, store storage.Store, log *slog.Logger) (*watchCaches, error) {
-	w := &watchCaches{byResource: map[schema.GroupResource]storage.Store{}}
+func newWatchCaches(api *routes.API, store storage.Store, initTimeout time.Duration, log *slog.Logger) (*watchCaches, error) {
+	w := &watchCaches{byResource: map[schema.GroupResource]storage.Store{}, initTimeout: initTimeout, log: log}
 	for _, g := range api.Groups() {
 		for _, v := range g.Versions {
 			for _, r := range v.Resources {
@@ -52,6 +60,9 @@ func newWatchCaches(api *routes.API, store storage.Store, log *slog.Logger) (*wa
 				}
 				w.byResource[gr] = c
 				w.all = append(w.all, c)
+				if !r.Custom {
+					w.builtin = append(w.builtin, c)
+				}
 			}
 		}
 	}
@@ -71,17 +82,44 @@ func (w *watchCaches) start(ctx context.Context, log *slog.Logger) {
 	}
 }
 
-// waitReady returns once every cache holds its first list, as kube's storage-readiness hook does
-// before the server reports ready: a client told "ready" must not find a cache still filling.
+// waitReady returns once the cache of every built-in resource holds its first list, or when
+// initTimeout has passed, as kube's storage-readiness hook does before the server reports ready
+// (KEP-4568, on by default since 1.36): a client told "ready" finds the server's own resources
+// cached, while a resource of a million objects need not hold the server back. A cache still
+// filling answers what etcd can answer a page at a time, and 429 to the rest (cacher.List). The
+// caches of custom resources are not waited for, as kube does not.
 func (w *watchCaches) waitReady(ctx context.Context) error {
-	for _, c := range w.all {
+	// One deadline for every hook that waits, from the first that does.
+	w.deadlineOnce.Do(func() { w.deadline = time.Now().Add(w.initTimeout) })
+	deadline := time.NewTimer(time.Until(w.deadline))
+	defer deadline.Stop()
+	for _, c := range w.builtin {
 		select {
 		case <-c.Ready():
+		case <-deadline.C:
+			w.timedOut.Do(func() {
+				w.log.Warn("the watch caches of some resources are still filling after --storage-initialization-timeout: the server reports ready, and those resources answer watches and unpaged lists with 429 until they are filled",
+					"timeout", w.initTimeout, "filling", w.filling())
+			})
+			return nil
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for the watch cache of %q: %w", c.Prefix(), ctx.Err())
 		}
 	}
 	return nil
+}
+
+// filling lists the prefixes of the built-in caches not yet filled.
+func (w *watchCaches) filling() []string {
+	var out []string
+	for _, c := range w.builtin {
+		select {
+		case <-c.Ready():
+		default:
+			out = append(out, c.Prefix())
+		}
+	}
+	return out
 }
 
 // wait returns once every cache has stopped, so that storage closes after them.

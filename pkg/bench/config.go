@@ -57,6 +57,10 @@ type Config struct {
 	// (at least MinScaleObjects) on a server of its own; ScaleGuard makes Check judge its guards.
 	ScaleObjects int
 	ScaleGuard   bool
+	// ScaleData, when set, is a directory the scale measurement keeps its seeded server's data in:
+	// seeded on the first run, then restarted from as it is, so that a fix can be measured again
+	// without seeding a million objects each time.
+	ScaleData string
 
 	// WorkDir is where the run's temporary directory is made (default os.TempDir()). Everything the
 	// run writes goes there and is removed at the end.

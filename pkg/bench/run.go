@@ -58,7 +58,11 @@ func Run(ctx context.Context, cfg Config) (_ *Report, err error) {
 		}
 	}
 	if cfg.ScaleObjects > 0 {
-		if report.Scale, err = measureScale(ctx, cfg, filepath.Join(dir, "scale")); err != nil {
+		scaleDir := filepath.Join(dir, "scale")
+		if cfg.ScaleData != "" {
+			scaleDir = cfg.ScaleData
+		}
+		if report.Scale, err = measureScale(ctx, cfg, scaleDir); err != nil {
 			return nil, err
 		}
 	}

@@ -124,6 +124,10 @@ func measureWatchers(ctx context.Context, cfg Config, s *server) (ScaleWatch, er
 
 	var buf bytes.Buffer
 	path := configMapsPath(scaleWatchNamespace)
+	// What an earlier run on the same data (Config.ScaleData) created goes first.
+	if err := h.do(ctx, http.MethodDelete, path, nil, http.StatusOK, nil); err != nil {
+		return sw, fmt.Errorf("emptying the watched namespace: %w", err)
+	}
 	if err := h.do(ctx, http.MethodGet, path+"?limit=1", nil, http.StatusOK, &buf); err != nil {
 		return sw, fmt.Errorf("reading the watched namespace's resourceVersion: %w", err)
 	}

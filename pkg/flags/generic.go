@@ -48,6 +48,10 @@ type GenericOptions struct {
 	ShutdownTimeout time.Duration
 	// LivezGracePeriod is how long start-up checks may fail before /livez reports them.
 	LivezGracePeriod time.Duration
+	// StorageInitializationTimeout bounds how long /readyz waits for the watch caches of the built-in
+	// resources to fill, as kube's storage-readiness hook does; a cache still filling after it serves
+	// what etcd can answer a page at a time and 429 for the rest until it is ready.
+	StorageInitializationTimeout time.Duration
 	// EventTTL is how long Events are kept.
 	EventTTL time.Duration
 	// FeatureGates are raw Name=bool settings; features.Parse resolves them.
@@ -59,14 +63,15 @@ type GenericOptions struct {
 // NewGenericOptions returns the defaults of kube-apiserver, with apictl's shutdown timeout and data dir.
 func NewGenericOptions() *GenericOptions {
 	return &GenericOptions{
-		MaxRequestsInFlight:         400,
-		MaxMutatingRequestsInFlight: 200,
-		RequestTimeout:              time.Minute,
-		MinRequestTimeout:           1800,
-		MaxRequestBodyBytes:         3 * 1024 * 1024,
-		ShutdownTimeout:             60 * time.Second,
-		EventTTL:                    time.Hour,
-		DataDir:                     DefaultDataDir,
+		MaxRequestsInFlight:          400,
+		MaxMutatingRequestsInFlight:  200,
+		RequestTimeout:               time.Minute,
+		MinRequestTimeout:            1800,
+		StorageInitializationTimeout: time.Minute,
+		MaxRequestBodyBytes:          3 * 1024 * 1024,
+		ShutdownTimeout:              60 * time.Second,
+		EventTTL:                     time.Hour,
+		DataDir:                      DefaultDataDir,
 	}
 }
 
@@ -88,6 +93,8 @@ func (o *GenericOptions) AddFlags(fs *pflag.FlagSet) {
 		"The duration a handler must keep a request open before timing it out. This is the default for non-long-running requests; ?timeout= may shorten it.")
 	fs.IntVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout,
 		"The minimum number of seconds a handler must keep a watch open before timing it out. Each watch picks a random timeout between this and twice this.")
+	fs.DurationVar(&o.StorageInitializationTimeout, "storage-initialization-timeout", o.StorageInitializationTimeout,
+		"Maximum amount of time to wait for storage initialization before declaring apiserver ready. A resource whose watch cache is still filling then answers gets and paged lists from etcd, and 429 to watches and other lists until it is ready.")
 	fs.Int64Var(&o.MaxRequestBodyBytes, "max-request-body-bytes", o.MaxRequestBodyBytes,
 		"The largest request body the server accepts, in bytes; larger bodies get 413. Zero for no limit.")
 	fs.DurationVar(&o.ShutdownDelayDuration, "shutdown-delay-duration", o.ShutdownDelayDuration,
@@ -147,6 +154,7 @@ func (o *GenericOptions) Validate() []error {
 	if o.MinRequestTimeout < 0 {
 		errs.add(problemf(s, "min-request-timeout", strconv.Itoa(o.MinRequestTimeout), "can not be negative: give a number of seconds such as 1800"))
 	}
+	errs.add(checkNotNegative(s, "storage-initialization-timeout", o.StorageInitializationTimeout))
 	errs.add(checkNotNegativeInt(s, "max-request-body-bytes", o.MaxRequestBodyBytes, "no limit"))
 	errs.add(checkNotNegative(s, "shutdown-delay-duration", o.ShutdownDelayDuration))
 	errs.add(checkNotNegative(s, "shutdown-timeout", o.ShutdownTimeout))

@@ -100,6 +100,7 @@ func TestValidate(t *testing.T) {
 			o.Generic.ShutdownDelayDuration = -time.Second
 			o.Generic.ShutdownTimeout = -time.Second
 			o.Generic.LivezGracePeriod = -time.Second
+			o.Generic.StorageInitializationTimeout = -time.Second
 			o.Generic.EventTTL = 0
 			o.Etcd.CompactionInterval = -time.Minute
 			o.Etcd.HealthcheckTimeout = 0
@@ -108,7 +109,7 @@ func TestValidate(t *testing.T) {
 		}, want: []string{
 			"max-requests-inflight: can not be negative", "max-mutating-requests-inflight: can not be negative",
 			"request-timeout: must be greater than zero", "min-request-timeout: can not be negative",
-			"max-request-body-bytes: can not be negative", "shutdown-delay-duration: can not be negative",
+			"storage-initialization-timeout: can not be negative", "max-request-body-bytes: can not be negative", "shutdown-delay-duration: can not be negative",
 			"shutdown-timeout: can not be negative", "livez-grace-period: can not be negative",
 			"event-ttl: must be greater than zero", "etcd-compaction-interval: can not be negative",
 			"etcd-healthcheck-timeout: must be greater than zero", "http2-max-streams-per-connection: can not be negative",

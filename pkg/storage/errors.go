@@ -40,6 +40,9 @@ const (
 	// the disk under the embedded etcd is nearly full. Reads, watches and deletes still work (API 500,
 	// with kube's message for an error that is not a Status).
 	NoSpace
+	// Initializing: a watch cache still filling cannot answer a watch, nor a list it would have to pass
+	// whole to etcd (API 429 "storage is (re)initializing" with Retry-After, as kube's since KEP-4568).
+	Initializing
 )
 
 var codeNames = map[ErrorCode]string{
@@ -54,6 +57,7 @@ var codeNames = map[ErrorCode]string{
 	TooSlow:                 "TooSlow",
 	RequestTooLarge:         "RequestTooLarge",
 	NoSpace:                 "NoSpace",
+	Initializing:            "Initializing",
 }
 
 // String names the code.

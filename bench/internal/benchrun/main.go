@@ -48,6 +48,7 @@ func run(args []string) error {
 	fs.IntVar(&cfg.NamespaceCycles, "namespace-cycles", 0, "also create and delete this many namespaces on a server of their own, reading its memory")
 	fs.IntVar(&cfg.ScaleObjects, "scale-objects", 0, "also seed this many ConfigMaps into a server of their own, restart it and measure it loaded (issue 22)")
 	fs.BoolVar(&cfg.ScaleGuard, "scale-guard", false, "judge the scale measurement's guards (CI's version)")
+	fs.StringVar(&cfg.ScaleData, "scale-data", "", "keep the scale measurement's seeded data in this directory and, when it holds as many objects already, restart from it without seeding")
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "where to make the run's temporary directory (default the system's)")
 	fs.StringVar(&jsonPath, "json", "", "file to write the report to, as JSON")
 	fs.Func("only", "measure only these server operations, comma separated (GET, LIST, \"LIST rv=0\", CREATE, UPDATE), and skip start-up, memory, overload and kubectl",

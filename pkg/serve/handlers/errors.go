@@ -54,6 +54,8 @@ func apiError(err error, gr schema.GroupResource, name string) error {
 		// error that is not a Status into a 500 with the error's message and no reason.
 		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
 			Message: se.Err.Error()}}
+	case storage.Initializing:
+		return apierrors.NewTooManyRequests("storage is (re)initializing", 1)
 	case storage.Unavailable:
 		if errors.Is(err, context.DeadlineExceeded) {
 			return apierrors.NewTimeoutError(fmt.Sprintf("etcd did not answer in time: %v", se.Err), 1)

@@ -82,12 +82,20 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		writeError(w, r, err)
 		return
 	}
+	// Compact JSON, what clients ask for, streams; the other encodings transform the whole body.
+	var stream *listStream
+	if out.partial == "" && out.format == formatJSON && !status.Pretty(r) {
+		stream = &listStream{w: w, ctx: r.Context(), seats: s.api.listSeats}
+		defer stream.leave()
+	}
 	res, err := s.store.List(r.Context(), s.prefix(p.Namespace), storage.ListOptions{
 		ResourceVersion:      opts.resourceVersion,
 		ResourceVersionMatch: opts.resourceVersionMatch,
 		Limit:                opts.limit,
 		Continue:             opts.continueToken,
 		Filter:               s.filter(opts.labels, opts.fields),
+		// Items one at a time only where nothing but the list writer reads them.
+		Stream: stream != nil && s.conv == nil && s.stored == nil,
 	})
 	if err == nil {
 		res, err = s.readableList(res) // at the route's version: a no-op but for CRDs with several versions
@@ -107,11 +115,6 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	}
 	buf := getBuffer()
 	defer putBuffer(buf)
-	// Compact JSON, what clients ask for, streams; the other encodings transform the whole body.
-	var stream *listStream
-	if out.partial == "" && out.format == formatJSON && !status.Pretty(r) {
-		stream = &listStream{w: w}
-	}
 	if out.partial != "" {
 		err = s.writePartialList(buf, out, res)
 	} else {

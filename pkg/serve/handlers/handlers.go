@@ -84,6 +84,9 @@ type API struct {
 	conversions converterFactory
 	// admission is the chain writes go through (admission.go, SetAdmission); nil admits everything.
 	admission atomic.Pointer[admissionBox]
+	// listSeats are the seats of streamed LISTs (listbody.go): a LIST longer than a chunk produces its
+	// next chunk only in a seat.
+	listSeats chan struct{}
 }
 
 type scopeKey struct{ group, version, resource, subresource string }
@@ -100,7 +103,7 @@ func New(cfg Config) (*API, error) {
 		cfg.MinRequestTimeout = 1800 * time.Second
 	}
 	a := &API{cfg: cfg, builtin: map[scopeKey]*scope{}, wake: make(chan struct{}, 1),
-		recentlyDeleted: newRecentSet(namespaceLiveLookupTTL, recentlyDeletedMax)}
+		recentlyDeleted: newRecentSet(namespaceLiveLookupTTL, recentlyDeletedMax), listSeats: newListSeats()}
 	var err error
 	if a.protobuf, err = newProtobufDecoder(); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -135,7 +136,7 @@ func TestListStreamHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	ls := &listStream{w: rec}
+	ls := &listStream{w: rec, ctx: context.Background(), seats: newListSeats()}
 	var buf bytes.Buffer
 	if err := s.writeList(&buf, &res, ls.flusher()); err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func TestListStreamHTTP(t *testing.T) {
 	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != mediaJSON || rec.Header().Get("Content-Length") != "" {
 		t.Fatalf("status %d, headers %v", rec.Code, rec.Header())
 	}
-	failing := &listStream{w: failingWriter{httptest.NewRecorder()}}
+	failing := &listStream{w: failingWriter{httptest.NewRecorder()}, ctx: context.Background(), seats: newListSeats()}
 	buf.Reset()
 	if err := s.writeList(&buf, &res, failing.flusher()); err == nil {
 		t.Fatal("a failed write did not stop the list")
@@ -198,5 +199,82 @@ func BenchmarkWriteList(b *testing.B) {
 			}
 			b.SetBytes(int64(buf.Len()))
 		})
+	}
+}
+
+// TestListStreamFromStore checks that a list the store hands over one item at a time (ListResult.Stream)
+// is written as the same bytes as the gathered one, and that a store's error stops it.
+func TestListStreamFromStore(t *testing.T) {
+	for _, custom := range []bool{false, true} {
+		s := listScope(custom)
+		res := bigList(s, 2000, 400)
+		var whole bytes.Buffer
+		if err := s.writeList(&whole, &res, nil); err != nil {
+			t.Fatal(err)
+		}
+		streamed := res
+		streamed.Items = nil
+		streamed.Stream = func(fn func(storage.KeyValue) error) error {
+			for _, kv := range res.Items {
+				if err := fn(kv); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		var buf bytes.Buffer
+		if err := s.writeList(&buf, &streamed, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf.Bytes(), whole.Bytes()) {
+			t.Fatalf("custom=%v: the list from a stream differs from the gathered one", custom)
+		}
+		failed := errors.New("the store failed")
+		streamed.Stream = func(fn func(storage.KeyValue) error) error { return failed }
+		if err := s.writeList(&buf, &streamed, nil); !errors.Is(err, failed) {
+			t.Fatalf("custom=%v: a failing stream gave %v", custom, err)
+		}
+	}
+}
+
+// TestListSeats checks that a streamed list holds a seat between its chunks once it has sent
+// seatAfterChunks of them, and none before, while it writes
+// or once it is done, and that a request that ends while it waits for a seat stops.
+func TestListSeats(t *testing.T) {
+	s := listScope(false)
+	res := bigList(s, 20000, 400) // 8 MB: past the chunks a list sends without a seat
+	seats := make(chan struct{}, 1)
+	ls := &listStream{w: httptest.NewRecorder(), ctx: context.Background(), seats: seats}
+	var buf bytes.Buffer
+	flushes := 0
+	err := s.writeList(&buf, &res, func(b *bytes.Buffer) error {
+		flushes++
+		if err := ls.flush(b); err != nil {
+			return err
+		}
+		if seated := len(seats) == 1 && ls.seated; seated != (flushes >= seatAfterChunks) {
+			t.Fatalf("after chunk %d: seated %v, want a seat from chunk %d on", flushes, seated, seatAfterChunks)
+		}
+		return nil
+	})
+	if err != nil || flushes <= seatAfterChunks {
+		t.Fatalf("err %v, %d flushes", err, flushes)
+	}
+	ls.finish(&buf)
+	if len(seats) != 0 {
+		t.Fatal("a finished list kept its seat")
+	}
+
+	seats <- struct{}{} // every seat taken
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	waiting := &listStream{w: httptest.NewRecorder(), ctx: ctx, seats: seats}
+	buf.Reset()
+	if err := s.writeList(&buf, &res, waiting.flusher()); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a list whose request ended while it waited for a seat gave %v", err)
+	}
+	waiting.leave()
+	if len(seats) != 1 {
+		t.Fatal("a list that never got a seat gave one back")
 	}
 }

@@ -184,11 +184,15 @@ func (c *Cacher) Ready() <-chan struct{} { return c.ready }
 
 // serving says whether reads may be answered from memory: the cache is filled and kept current.
 func (c *Cacher) serving() bool {
+	return !c.isStopped() && c.isReady()
+}
+
+func (c *Cacher) isStopped() bool {
 	select {
 	case <-c.stopped:
-		return false
+		return true
 	default:
-		return c.isReady()
+		return false
 	}
 }
 
@@ -210,7 +214,9 @@ func (c *Cacher) within(prefix string) (string, bool) {
 	return prefix, strings.HasPrefix(prefix, c.prefix)
 }
 
-// waitReady waits, at most WaitTimeout, for the first list.
+// waitReady waits, at most WaitTimeout, for the first list. kube answers 429 at once (KEP-4568); a
+// cache of a few objects fills in milliseconds, so a client that comes at the very start is served
+// rather than told to come back, and only a cache that takes long to fill sends it away.
 func (c *Cacher) waitReady(ctx context.Context, op string) error {
 	select {
 	case <-c.ready:
@@ -227,8 +233,8 @@ func (c *Cacher) waitReady(ctx context.Context, op string) error {
 	case <-c.stopped:
 		return c.stoppedError(op)
 	case <-timer.C:
-		return &storage.StorageError{Code: storage.Unavailable, Op: op, Key: c.prefix,
-			Err: fmt.Errorf("the watch cache of %q is not ready after %s: it has not listed the resource yet", c.prefix, c.cfg.WaitTimeout)}
+		return &storage.StorageError{Code: storage.Initializing, Op: op, Key: c.prefix,
+			Err: fmt.Errorf("the watch cache of %q is not ready after %s: it is still listing the resource", c.prefix, c.cfg.WaitTimeout)}
 	}
 }
 

@@ -3,6 +3,7 @@ package cacher
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apictl/apictl/pkg/storage"
 )
@@ -106,9 +107,16 @@ func (e *encoded) json() ([]byte, error) {
 // changes hold the versions before and after each change. An object's events and its encoding hang
 // off its version, so that the initial events of every watch and the live events share them.
 type version struct {
-	kv  storage.KeyValue
-	obj encoded
+	kv storage.KeyValue
+	// ev is made by the first watch that needs an event of the version. Most versions of a large
+	// cache are never sent as one, and keeping the events' fields inline cost 112 bytes per object:
+	// 112 MB of a million-object cache (issue 22).
+	ev atomic.Pointer[versionEvents]
+}
 
+// versionEvents are a version's events and their shared encoding.
+type versionEvents struct {
+	obj                     encoded
 	addedOnce, modifiedOnce sync.Once
 	added, modified         *Event
 }
@@ -116,26 +124,38 @@ type version struct {
 func newVersion(kv storage.KeyValue) *version {
 	// Where resourceVersion goes is found once per change: every LIST and GET of the version splices
 	// it there without scanning the object's metadata again (storage.AppendWithResourceVersion).
-	kv = kv.WithPlace()
-	v := &version{kv: kv}
-	v.obj.value, v.obj.rev = kv.Value, kv.ModRevision
-	return v
+	return &version{kv: kv.WithPlace()}
+}
+
+// events returns v's events, made on first use.
+func (v *version) events() *versionEvents {
+	if e := v.ev.Load(); e != nil {
+		return e
+	}
+	e := &versionEvents{}
+	e.obj.value, e.obj.rev = v.kv.Value, v.kv.ModRevision
+	if v.ev.CompareAndSwap(nil, e) {
+		return e
+	}
+	return v.ev.Load()
 }
 
 // addedEvent is the Added event of this version: its creation, its entering a watcher's filter, or
 // an initial event.
 func (v *version) addedEvent() *Event {
-	v.addedOnce.Do(func() {
-		v.added = &Event{Type: storage.Added, Key: v.kv.Key, Revision: v.kv.ModRevision, obj: &v.obj}
+	e := v.events()
+	e.addedOnce.Do(func() {
+		e.added = &Event{Type: storage.Added, Key: v.kv.Key, Revision: v.kv.ModRevision, obj: &e.obj}
 	})
-	return v.added
+	return e.added
 }
 
 func (v *version) modifiedEvent() *Event {
-	v.modifiedOnce.Do(func() {
-		v.modified = &Event{Type: storage.Modified, Key: v.kv.Key, Revision: v.kv.ModRevision, obj: &v.obj}
+	e := v.events()
+	e.modifiedOnce.Do(func() {
+		e.modified = &Event{Type: storage.Modified, Key: v.kv.Key, Revision: v.kv.ModRevision, obj: &e.obj}
 	})
-	return v.modified
+	return e.modified
 }
 
 // change is one entry of the window: a key going from prev to cur at rev. A nil cur is a delete, a

@@ -29,8 +29,9 @@ func TestNewInvalid(t *testing.T) {
 	}
 }
 
-// Before its first list, the cacher passes reads to the store and lets a watch wait at most
-// WaitTimeout.
+// Before its first list, the cacher passes gets and paged lists without a filter to the store, as
+// kube's does since KEP-4568, and lets a watch and any other list wait at most WaitTimeout, then fail
+// with Initializing (429).
 func TestNotReady(t *testing.T) {
 	s := newEtcdStore(t, nil)
 	kv := create(t, s, "configmaps/ns/a", object("ns", "a", "a1"))
@@ -39,12 +40,29 @@ func TestNotReady(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WatchEvents(testContext(t), "configmaps/", WatchOptions{}); !storage.IsUnavailable(err) {
-		t.Errorf("watch before the first list: %v, want Unavailable", err)
+	if _, err := c.WatchEvents(testContext(t), "configmaps/", WatchOptions{}); storage.CodeOf(err) != storage.Initializing {
+		t.Errorf("watch before the first list: %v, want Initializing", err)
 	}
-	res, err := c.List(context.Background(), "configmaps/", storage.ListOptions{ResourceVersion: "0"})
-	if err != nil || len(res.Items) != 1 || f.lists.Load() != 1 {
-		t.Errorf("list before the first list: %v, %d store lists; want the store's answer", err, f.lists.Load())
+	all := func(storage.KeyValue) (bool, error) { return true, nil }
+	for _, tc := range []struct {
+		name  string
+		opts  storage.ListOptions
+		store bool
+	}{
+		{"paged", storage.ListOptions{ResourceVersion: "0", Limit: 10}, true},
+		{"paged consistent", storage.ListOptions{Limit: 10}, true},
+		{"unpaged", storage.ListOptions{ResourceVersion: "0"}, false},
+		{"unpaged consistent", storage.ListOptions{}, false},
+		{"paged with a filter", storage.ListOptions{Limit: 10, Filter: all}, false},
+	} {
+		before := f.lists.Load()
+		res, err := c.List(context.Background(), "configmaps/", tc.opts)
+		switch {
+		case tc.store && (err != nil || len(res.Items) != 1 || f.lists.Load() != before+1):
+			t.Errorf("%s list before the first list: %v, %d store lists; want the store's answer", tc.name, err, f.lists.Load()-before)
+		case !tc.store && (storage.CodeOf(err) != storage.Initializing || f.lists.Load() != before):
+			t.Errorf("%s list before the first list: %v, %d store lists; want Initializing and none", tc.name, err, f.lists.Load()-before)
+		}
 	}
 	if got, err := c.Get(context.Background(), kv.Key, storage.GetOptions{ResourceVersion: "0"}); err != nil || got.ModRevision != kv.ModRevision || f.gets.Load() != 1 {
 		t.Errorf("get before the first list: %v, %d store gets; want the store's answer", err, f.gets.Load())

@@ -23,8 +23,10 @@ const continueWait = 100 * time.Millisecond
 //     than"), once the cache has reached N;
 //   - a continue token the cacher issued.
 //
-// The rest goes to the wrapped store: a consistent read the cache cannot catch up with in time, Exact, a limited "N" without a match (also exact), the store's own continue tokens, prefixes
-// outside the cacher's, and every list before the cache is ready or after it stopped.
+// The rest goes to the wrapped store: a consistent read the cache cannot catch up with in time, Exact,
+// a limited "N" without a match (also exact), the store's own continue tokens, prefixes outside the
+// cacher's, every list after the cache stopped, and, before it is ready, paged lists without a filter.
+// Other lists wait for it to be ready, at most WaitTimeout, then fail with Initializing.
 //
 // Paging is the etcd3 store's: items sorted by key, filtered by opts.Filter, pages of opts.Limit
 // matches with a continue token when keys remain and RemainingItemCount when no filter hides any.
@@ -36,8 +38,21 @@ const continueWait = 100 * time.Millisecond
 // at the latest revision, as the store's.
 func (c *Cacher) List(ctx context.Context, prefix string, opts storage.ListOptions) (*storage.ListResult, error) {
 	sub, ok := c.within(prefix)
-	if !ok || !c.serving() || opts.Limit < 0 {
+	if !ok || c.isStopped() || opts.Limit < 0 {
 		return c.store.List(ctx, prefix, opts)
+	}
+	if !c.isReady() {
+		// While the cache fills (a million objects take seconds), etcd answers what it can answer a
+		// page at a time: a paged list without selectors, or a continued one of its own. The rest
+		// waits for the cache, as kube's watch cache has it since KEP-4568, rather than making etcd
+		// read and the server hold a whole resource, or scan it for a few matches, for each.
+		tok, _ := storage.DecodeContinue(opts.Continue, sub)
+		if (opts.Limit > 0 && opts.Filter == nil) || (opts.Continue != "" && tok.Source != continueSource) {
+			return c.store.List(ctx, prefix, opts)
+		}
+		if err := c.waitReady(ctx, "list"); err != nil {
+			return nil, err
+		}
 	}
 	rv, match := opts.ResourceVersion, opts.ResourceVersionMatch
 	if opts.Continue != "" {
@@ -247,6 +262,28 @@ func (c *Cacher) viewAt(prefix, start string, rev int64) (view, bool) {
 func (c *Cacher) listAt(v view, prefix, start string, opts storage.ListOptions) (*storage.ListResult, error) {
 	end := prefixEnd(prefix)
 	res := &storage.ListResult{Revision: v.rev}
+	if opts.Stream && opts.Limit <= 0 {
+		// The view is an immutable snapshot: walking it after List returns sees the state at v.rev.
+		res.Stream = func(fn func(storage.KeyValue) error) error {
+			cur := v.seek(start)
+			for item := cur.next(); item != nil && item.kv.Key < end; item = cur.next() {
+				if opts.Filter != nil {
+					ok, err := opts.Filter(item.kv)
+					if err != nil {
+						return err
+					}
+					if !ok {
+						continue
+					}
+				}
+				if err := fn(item.kv); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		return res, nil
+	}
 	switch {
 	case opts.Limit > 0:
 		res.Items = make([]storage.KeyValue, 0, min(opts.Limit, 1024))

@@ -385,3 +385,67 @@ func TestListContinueWhenNotServing(t *testing.T) {
 		}
 	}
 }
+
+// An unpaged list asked for as a stream hands over the same items as a gathered one, at the list's
+// revision whatever is written while it is read, and filtered; a paged one is gathered as before.
+func TestListStreamed(t *testing.T) {
+	s := newEtcdStore(t, nil)
+	rev := fillKeys(t, s, "a", "k1", "k2", "k3", "k4")
+	c := startCacher(t, s, "configmaps/", Config{})
+	waitRevision(t, c, rev)
+	skipK2 := func(kv storage.KeyValue) (bool, error) { return kv.Key != "configmaps/a/k2", nil }
+	written := 0
+	for _, tc := range []struct {
+		name   string
+		filter storage.Filter
+		want   []string
+	}{
+		{"all", nil, []string{"configmaps/a/k1", "configmaps/a/k2", "configmaps/a/k3", "configmaps/a/k4"}},
+		{"filtered", skipK2, []string{"configmaps/a/k1", "configmaps/a/k3", "configmaps/a/k4"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The keys the earlier cases wrote.
+			for i := range written {
+				tc.want = append(tc.want, fmt.Sprintf("configmaps/a/k0-%d", i))
+			}
+			slices.Sort(tc.want)
+			for _, rv := range []string{"", "0"} {
+				res, err := c.List(context.Background(), "configmaps/", storage.ListOptions{ResourceVersion: rv, Filter: tc.filter, Stream: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Stream == nil || res.Items != nil {
+					t.Fatalf("rv=%q: an unpaged streamed list from the cache came gathered", rv)
+				}
+				// Written after the list was taken: not in it.
+				added := fmt.Sprintf("k0-%d", written)
+				written++
+				waitRevision(t, c, fillKeys(t, s, "a", added))
+				var got []string
+				if err := res.Stream(func(kv storage.KeyValue) error { got = append(got, kv.Key); return nil }); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, tc.want) || res.Revision < rev {
+					t.Errorf("rv=%q: streamed %v at %d, want %v at least at %d", rv, got, res.Revision, tc.want, rev)
+				}
+				tc.want = append(tc.want, "configmaps/a/"+added)
+				slices.Sort(tc.want)
+			}
+		})
+	}
+	stop := errors.New("stop")
+	res, err := c.List(context.Background(), "configmaps/", storage.ListOptions{ResourceVersion: "0", Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Stream(func(storage.KeyValue) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("a stream whose reader failed returned %v", err)
+	}
+	paged, err := c.List(context.Background(), "configmaps/", storage.ListOptions{ResourceVersion: "0", Limit: 2, Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paged.Stream != nil || len(paged.Items) != 2 {
+		t.Errorf("a paged list: stream %v, %d items", paged.Stream != nil, len(paged.Items))
+	}
+}

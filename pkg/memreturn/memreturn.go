@@ -1,0 +1,65 @@
+// Package memreturn gives memory back to the system when a server has gone idle holding much more
+// than its live objects.
+//
+// An idle Go program runs no collection for two minutes, and the runtime's scavenger returns only
+// what lies beyond the last collection's goal. A server that has just filled its watch caches (each
+// object's etcd response decoded is as much garbage as what is kept), built a graph of every object,
+// or answered a burst of requests therefore keeps that memory for as long as nothing else happens:
+// with a million objects, RSS stayed 0.3 GiB above the heap's live objects (issue 22). Under load
+// nothing is forced: the runtime's own pacing is better there.
+package memreturn
+
+import (
+	"context"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
+
+// Config says how often to look and what counts as idle and as worth a collection.
+type Config struct {
+	// Every is how often the heap is looked at.
+	Every time.Duration
+	// IdleAllocBytes: a process that allocated less than this since the last look is idle.
+	IdleAllocBytes uint64
+	// MinSlackBytes: a collection is forced only when the heap holds more than this, and more than a
+	// quarter of its live objects, beyond them.
+	MinSlackBytes uint64
+}
+
+// Default is what `apictl serve` uses.
+var Default = Config{Every: 5 * time.Second, IdleAllocBytes: 64 << 20, MinSlackBytes: 128 << 20}
+
+// Run looks at the heap every cfg.Every until ctx ends, and forces a collection that returns the
+// free memory to the system when the process is idle and holds much more than its live objects.
+func Run(ctx context.Context, cfg Config) {
+	samples := []metrics.Sample{
+		{Name: "/gc/heap/allocs:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+	}
+	t := time.NewTicker(cfg.Every)
+	defer t.Stop()
+	metrics.Read(samples)
+	lastAllocs := samples[0].Value.Uint64()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		metrics.Read(samples)
+		allocs := samples[0].Value.Uint64()
+		live := samples[1].Value.Uint64()
+		held := samples[2].Value.Uint64() + samples[3].Value.Uint64() + samples[4].Value.Uint64()
+		idle := allocs-lastAllocs < cfg.IdleAllocBytes
+		lastAllocs = allocs
+		if idle && held > live && held-live > max(cfg.MinSlackBytes, live/4) {
+			debug.FreeOSMemory()
+			metrics.Read(samples)
+			lastAllocs = samples[0].Value.Uint64()
+		}
+	}
+}
