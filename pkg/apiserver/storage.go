@@ -82,6 +82,10 @@ func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger,
 	if st.embedded != nil && st.embedded.PeerURL() != "" {
 		quorumGate = quorumGateOf(st.embedded)
 	}
+	var localRange etcd3.LocalRanger
+	if st.embedded != nil {
+		localRange = st.embedded
+	}
 	store, err := etcd3.New(ctx, etcd3.Config{
 		Endpoints:          endpoints,
 		Prefix:             o.Etcd.Prefix,
@@ -93,6 +97,7 @@ func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger,
 		WriteGate:          writeGate,
 		QuorumGate:         quorumGate,
 		Transformers:       transformers,
+		LocalRange:         localRange,
 		Logger:             log.With("component", "storage"),
 	})
 	if err != nil {
@@ -105,6 +110,9 @@ func startStorage(ctx context.Context, o *flags.ServerOptions, log *slog.Logger,
 	}
 	return st, nil
 }
+
+// The embedded etcd fills watch caches without gRPC in between.
+var _ etcd3.LocalRanger = (*embedded.Server)(nil)
 
 // quorumGateOf refuses writes with Unavailable (503) once the member's cluster has had no leader
 // for a few seconds.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"k8s.io/apiserver/pkg/storage/value"
 
 	"github.com/apictl/apictl/pkg/storage"
 )
@@ -24,6 +26,14 @@ func (s *Store) ListChunks(ctx context.Context, prefix string, each func([]stora
 	if err != nil {
 		return 0, err
 	}
+	if s.localRange != nil {
+		return s.listChunksLocal(ctx, prefix, each)
+	}
+	return s.listChunksStream(ctx, prefix, each)
+}
+
+// listChunksStream is ListChunks through etcd's RangeStream.
+func (s *Store) listChunksStream(ctx context.Context, prefix string, each func([]storage.KeyValue) error) (int64, error) {
 	// The namespace wrapper of s.kv has no RangeStream: the client's own KV gets the full keys.
 	full := s.prefix + prefix
 	sctx, cancel := context.WithCancel(ctx)
@@ -51,20 +61,10 @@ func (s *Store) ListChunks(ctx context.Context, prefix string, each func([]stora
 			// Only the last chunk has a header.
 			revision = chunk.Header.Revision
 		}
-		items := make([]storage.KeyValue, len(chunk.Kvs))
-		for i, kv := range chunk.Kvs {
-			kv.Key = kv.Key[len(s.prefix):]
-			if !needsDecode(t, kv.Value) {
-				items[i] = keyValue(kv)
-				continue
-			}
-			if dc == nil {
-				dc = &keyContext{prefix: s.prefix}
-			}
-			if items[i], err = s.decodeListItem(ctx, t, kv, dc); err != nil {
-				stop()
-				return 0, err
-			}
+		items, err := s.chunkItems(ctx, t, chunk.Kvs, &dc)
+		if err != nil {
+			stop()
+			return 0, err
 		}
 		handed = true
 		if err := each(items); err != nil {
@@ -98,4 +98,26 @@ func (s *Store) listChunksFailed(ctx context.Context, prefix string, each func([
 		return 0, err
 	}
 	return res.Revision, nil
+}
+
+// chunkItems turns a chunk of etcd's key-values (full keys) into the caller's: keys without the
+// store's prefix, values through t. *dc is the keyContext the chunks of one list share, made when a
+// value first needs one.
+func (s *Store) chunkItems(ctx context.Context, t value.Transformer, kvs []*mvccpb.KeyValue, dc **keyContext) ([]storage.KeyValue, error) {
+	items := make([]storage.KeyValue, len(kvs))
+	for i, kv := range kvs {
+		kv.Key = kv.Key[len(s.prefix):]
+		if !needsDecode(t, kv.Value) {
+			items[i] = keyValue(kv)
+			continue
+		}
+		if *dc == nil {
+			*dc = &keyContext{prefix: s.prefix}
+		}
+		var err error
+		if items[i], err = s.decodeListItem(ctx, t, kv, *dc); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
 }

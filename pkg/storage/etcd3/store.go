@@ -57,6 +57,9 @@ type Config struct {
 	// Transformers, when set, encrypts each resource's values at rest (--encryption-provider-config).
 	// Nil stores values as they are, at no cost.
 	Transformers Transformers
+	// LocalRange, when set, is the etcd member of this process (the embedded etcd): ListChunks reads
+	// from it directly. Nil reads through the client, as for an external cluster.
+	LocalRange LocalRanger
 	// Logger receives the store's and the etcd client's logs (warnings and errors only for the
 	// client). Nil discards them.
 	Logger *slog.Logger
@@ -98,6 +101,8 @@ type Store struct {
 	logger             *slog.Logger
 	// transformers encrypts values at rest; nil stores them as they are.
 	transformers Transformers
+	// localRange reads from the etcd member in this process; nil when etcd is elsewhere.
+	localRange LocalRanger
 	// prefix is the etcd key prefix the namespace wrappers add: a transformer authenticates the full key.
 	prefix string
 
@@ -195,6 +200,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		writeGate:          cfg.WriteGate,
 		quorumGate:         cfg.QuorumGate,
 		transformers:       cfg.Transformers,
+		localRange:         cfg.LocalRange,
 		prefix:             prefix,
 		slowWatchGrace:     slowWatchGrace,
 		logger:             cfg.Logger,
