@@ -58,8 +58,6 @@ func Run(ctx context.Context, cfg Config) {
 		lastAllocs = allocs
 		if idle && held > live && held-live > max(cfg.MinSlackBytes, live/4) {
 			debug.FreeOSMemory()
-			metrics.Read(samples)
-			lastAllocs = samples[0].Value.Uint64()
 		}
 	}
 }

@@ -266,21 +266,15 @@ func (c *Cacher) listAt(v view, prefix, start string, opts storage.ListOptions) 
 		// The view is an immutable snapshot: walking it after List returns sees the state at v.rev.
 		res.Stream = func(fn func(storage.KeyValue) error) error {
 			cur := v.seek(start)
-			for item := cur.next(); item != nil && item.kv.Key < end; item = cur.next() {
-				if opts.Filter != nil {
-					ok, err := opts.Filter(item.kv)
-					if err != nil {
-						return err
-					}
-					if !ok {
-						continue
-					}
+			for {
+				item, err := cur.nextMatch(end, opts.Filter)
+				if item == nil || err != nil {
+					return err
 				}
 				if err := fn(item.kv); err != nil {
 					return err
 				}
 			}
-			return nil
 		}
 		return res, nil
 	}
@@ -291,15 +285,13 @@ func (c *Cacher) listAt(v view, prefix, start string, opts storage.ListOptions) 
 		res.Items = make([]storage.KeyValue, 0, v.snap.count(start, end))
 	}
 	cur := v.seek(start)
-	for item := cur.next(); item != nil && item.kv.Key < end; item = cur.next() {
-		if opts.Filter != nil {
-			ok, err := opts.Filter(item.kv)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
+	for {
+		item, err := cur.nextMatch(end, opts.Filter)
+		if err != nil {
+			return nil, err
+		}
+		if item == nil {
+			break
 		}
 		res.Items = append(res.Items, item.kv)
 		if opts.Limit <= 0 || int64(len(res.Items)) < opts.Limit {
@@ -317,6 +309,20 @@ func (c *Cacher) listAt(v view, prefix, start string, opts storage.ListOptions) 
 		break
 	}
 	return res, nil
+}
+
+// nextMatch returns the next version below end that filter (nil: any) keeps, nil past the last.
+func (c *viewCursor) nextMatch(end string, filter storage.Filter) (*version, error) {
+	for item := c.next(); item != nil && item.kv.Key < end; item = c.next() {
+		if filter == nil {
+			return item, nil
+		}
+		ok, err := filter(item.kv)
+		if err != nil || ok {
+			return item, err
+		}
+	}
+	return nil, nil
 }
 
 // seek returns a cursor at the first key of v not below start.
