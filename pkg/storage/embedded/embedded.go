@@ -91,6 +91,12 @@ const (
 	// have been written (the benchmark harness's loaded measurement). Restarts are unaffected: they
 	// replay the WAL from the last snapshot on disk.
 	snapshotCatchUpEntries = 100
+	// maxWALFiles is how many write-ahead log files of 64 MB etcd keeps. Opening reads every one
+	// kept to find the last snapshot in them: etcd's default, 5, made that 0.26 s of a start
+	// with a million objects, keeping only one 0.3 s less. Files that are still needed (from the
+	// last snapshot on) are locked and never removed whatever the number, so the older ones only
+	// serve inspection; two keep the one before the current one.
+	maxWALFiles = 2
 	// lockFile, in the data directory, is held while etcd runs there.
 	lockFile = "apictl.lock"
 	// initialClusterToken names the cluster a new member bootstraps.
@@ -140,7 +146,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return fail(nil, err)
 	}
+	opened := gcWhileOpening.relax()
 	e, err := embed.StartEtcd(ecfg)
+	opened()
 	if err != nil {
 		return fail(nil, err)
 	}
@@ -222,6 +230,7 @@ func etcdConfig(cfg Config, server Credentials, closing, removed *atomic.Bool) (
 	ecfg.TickMs = tickMs
 	ecfg.ElectionMs = electionMs
 	ecfg.SnapshotCatchUpEntries = snapshotCatchUpEntries
+	ecfg.MaxWalFiles = maxWALFiles
 	ecfg.QuotaBackendBytes = cfg.QuotaBackendBytes
 	if cfg.Cluster != nil {
 		if err := applyCluster(ecfg, cfg.Dir, cfg.Cluster); err != nil {
