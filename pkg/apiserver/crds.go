@@ -385,7 +385,6 @@ func (c *crdController) serve(ctx context.Context, crds []*apiextensionsv1.Custo
 			defs = append(defs, s.crd)
 		}
 	}
-	c.waitCaches(ctx, next)
 	if sameServing(c.served, next) {
 		return // only statuses changed: the API is the same
 	}
@@ -503,11 +502,10 @@ func oldCache(old *servedCRD) *cacher.Cacher {
 	return old.cache
 }
 
-// crdCacheReady bounds the wait for a new watch cache's first list: etcd answers in milliseconds,
-// and a CRD is better served late from etcd than held up.
-const crdCacheReady = 5 * time.Second
-
-// startCache starts the watch cache of crd's resource; waitCaches waits for its first list.
+// startCache starts the watch cache of crd's resource. The CRD is served at once, as kube's
+// apiextensions-apiserver serves it: until the cache holds its first list, gets and paged lists go
+// to etcd and the rest waits for it a few seconds (cacher.List), which for a new CRD is
+// milliseconds; a CRD with a million objects in etcd does not hold /readyz back while they are read.
 func (c *crdController) startCache(ctx context.Context, s *servedCRD, crd *apiextensionsv1.CustomResourceDefinition, store storage.Store) error {
 	gr := crd.Spec.Group + "/" + crd.Spec.Names.Plural
 	cache, err := cacher.New(store, storage.ResourcePrefix(crd.Spec.Group, crd.Spec.Names.Plural, ""),
@@ -525,24 +523,6 @@ func (c *crdController) startCache(ctx context.Context, s *servedCRD, crd *apiex
 	}()
 	s.cache, s.stop, s.done = cache, cancel, done
 	return nil
-}
-
-// waitCaches waits for the first list of every new watch cache of next, all filling at once.
-func (c *crdController) waitCaches(ctx context.Context, next map[string]*servedCRD) {
-	timeout := time.NewTimer(crdCacheReady)
-	defer timeout.Stop()
-	for name, s := range next {
-		if old, ok := c.served[name]; ok && old.cache == s.cache {
-			continue
-		}
-		select {
-		case <-s.cache.Ready():
-		case <-timeout.C:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 // cleanup is kube's CRD finalizer: it deletes every instance of a deleted CRD (objects with
