@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,17 +24,18 @@ var _ = app.Main
 
 // Environment variables that steer a run (see doc.go).
 const (
-	envDuration = "BENCH_DURATION"
-	envFull     = "BENCH_FULL"
-	envJSON     = "BENCH_JSON"
-	envGuard    = "BENCH_GUARD"
-	envOnly     = "BENCH_ONLY"
-	envAuthz    = "BENCH_AUTHZ"
-	envCRDs     = "BENCH_CRDS"
-	envChurn    = "BENCH_NAMESPACE_CYCLES"
-	envScale    = "BENCH_SCALE_OBJECTS"
-	envScaleDir = "BENCH_SCALE_DATA"
-	envApictl   = "BENCH_APICTL"
+	envDuration  = "BENCH_DURATION"
+	envFull      = "BENCH_FULL"
+	envJSON      = "BENCH_JSON"
+	envGuard     = "BENCH_GUARD"
+	envOnly      = "BENCH_ONLY"
+	envAuthz     = "BENCH_AUTHZ"
+	envCRDs      = "BENCH_CRDS"
+	envChurn     = "BENCH_NAMESPACE_CYCLES"
+	envScale     = "BENCH_SCALE_OBJECTS"
+	envScaleDir  = "BENCH_SCALE_DATA"
+	envScaleKind = "BENCH_SCALE_KIND"
+	envApictl    = "BENCH_APICTL"
 )
 
 // settings are what the environment asks of a run.
@@ -52,6 +54,8 @@ type settings struct {
 	scaleGuard bool
 	// scaleData keeps the scale measurement's seeded data for the next run (BENCH_SCALE_DATA).
 	scaleData string
+	// scaleKind is what the scale measurement seeds (BENCH_SCALE_KIND, one of bench.ScaleKinds).
+	scaleKind string
 	// apictl is a prebuilt binary to measure instead of one built from this tree.
 	apictl string
 }
@@ -68,6 +72,7 @@ func readSettings(short bool, getenv func(string) string) (settings, error) {
 		churn:     getenv(envChurn),
 		apictl:    getenv(envApictl),
 		scaleData: getenv(envScaleDir),
+		scaleKind: getenv(envScaleKind),
 	}
 	s.duration = bench.DefaultDuration
 	if s.short {
@@ -89,6 +94,9 @@ func readSettings(short bool, getenv func(string) string) (settings, error) {
 			return s, err
 		}
 		s.scale, s.scaleGuard = n, s.guard && v == "ci"
+	}
+	if s.scaleKind != "" && !slices.Contains(bench.ScaleKinds(), s.scaleKind) {
+		return s, fmt.Errorf("%s=%q: want one of %q", envScaleKind, s.scaleKind, bench.ScaleKinds())
 	}
 	if v := getenv(envDuration); v != "" {
 		d, err := time.ParseDuration(v)
@@ -170,6 +178,9 @@ func TestHarness(t *testing.T) {
 		}
 		if s.scaleData != "" {
 			only = append(only, "-scale-data", s.scaleData)
+		}
+		if s.scaleKind != "" {
+			only = append(only, "-scale-kind", s.scaleKind)
 		}
 	}
 	report := runHarness(ctx, t, runner, filepath.Join(dir, "report.json"), only)
@@ -274,6 +285,9 @@ func TestReadSettings(t *testing.T) {
 		{name: "a sized scale run is not guarded", env: map[string]string{"BENCH_SCALE_OBJECTS": "100000", "BENCH_GUARD": "1"},
 			want: settings{short: true, duration: 300 * time.Millisecond, guard: true, scale: 100_000}},
 		{name: "scale too small", env: map[string]string{"BENCH_SCALE_OBJECTS": "999"}, wantErr: `BENCH_SCALE_OBJECTS="999": want a number of objects of at least 1000`},
+		{name: "scale of ConfigMaps", env: map[string]string{"BENCH_SCALE_OBJECTS": "1m", "BENCH_SCALE_KIND": "configmaps"},
+			want: settings{short: true, duration: 300 * time.Millisecond, scale: 1_000_000, scaleKind: bench.ScaleConfigMaps}},
+		{name: "scale of an unknown kind", env: map[string]string{"BENCH_SCALE_KIND": "pods"}, wantErr: `BENCH_SCALE_KIND="pods": want one of ["custom" "configmaps"]`},
 		{name: "prebuilt apictl", env: map[string]string{"BENCH_APICTL": "/tmp/apictl"}, want: settings{short: true, duration: 300 * time.Millisecond, apictl: "/tmp/apictl"}},
 	}
 	for _, tt := range tests {

@@ -53,9 +53,11 @@ type Config struct {
 	// NamespaceCycles, when above 0, also runs the namespace churn (Churn): that many namespaces
 	// created and deleted on a server of their own, its memory read along the way.
 	NamespaceCycles int
-	// ScaleObjects, when above 0, also runs the scale measurement (Scale) with that many ConfigMaps
-	// (at least MinScaleObjects) on a server of its own; ScaleGuard makes Check judge its guards.
+	// ScaleObjects, when above 0, also runs the scale measurement (Scale) with that many objects
+	// (at least MinScaleObjects) of ScaleKind (one of ScaleKinds, default ScaleCustom) on a server
+	// of its own; ScaleGuard makes Check judge its guards.
 	ScaleObjects int
+	ScaleKind    string
 	ScaleGuard   bool
 	// ScaleData, when set, is a directory the scale measurement keeps its seeded server's data in:
 	// seeded on the first run, then restarted from as it is, so that a fix can be measured again
@@ -115,6 +117,11 @@ func (c Config) complete() (Config, error) {
 	}
 	if c.ScaleObjects > 0 && c.ScaleObjects < MinScaleObjects {
 		errs = append(errs, fmt.Errorf("scale objects %d: want 0 or at least %d", c.ScaleObjects, MinScaleObjects))
+	}
+	if c.ScaleKind == "" {
+		c.ScaleKind = ScaleCustom
+	} else if !slices.Contains(ScaleKinds(), c.ScaleKind) {
+		errs = append(errs, fmt.Errorf("scale kind %q: want one of %q", c.ScaleKind, ScaleKinds()))
 	}
 	if c.ListObjects <= 0 {
 		c.ListObjects = DefaultListObjects

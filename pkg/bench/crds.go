@@ -31,6 +31,11 @@ func installCRDs(ctx context.Context, h httpTarget, n int) error {
 	if err != nil {
 		return fmt.Errorf("creating CRDs: %w", err)
 	}
+	return waitEstablished(ctx, h, n)
+}
+
+// waitEstablished waits until the server reports at least n CRDs Established.
+func waitEstablished(ctx context.Context, h httpTarget, n int) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	for {

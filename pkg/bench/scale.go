@@ -13,20 +13,26 @@ import (
 	"github.com/apictl/apictl/pkg/output"
 )
 
-// Scale is the scale measurement (issue 22): Objects ConfigMaps seeded into a server on its embedded
+// Scale is the scale measurement (issue 22): Objects objects of Kind seeded into a server on its embedded
 // etcd, which is then restarted and read as large clusters are: unpaged LISTs of everything, alone and
 // eight at once, GETs by name meanwhile, a paged LIST, and many watchers of one namespace.
 type Scale struct {
-	Objects    int `json:"objects"`
-	Namespaces int `json:"namespaces"`
+	// Kind is what was seeded: ScaleCustom or ScaleConfigMaps.
+	Kind       string `json:"kind"`
+	Objects    int    `json:"objects"`
+	Namespaces int    `json:"namespaces"`
 	// Guarded says the run judges the guards (ScaleGuards): CI's smaller version, with BENCH_GUARD=1.
 	Guarded bool      `json:"guarded,omitempty"`
 	Seed    ScaleSeed `json:"seed"`
 	// Ready is the time from starting the server again, on the seeded data, to /readyz's first 200.
 	Ready time.Duration `json:"readyNanoseconds"`
+	// Filled is the time from the same start to the seeded resource's watch cache serving a LIST
+	// with a label selector (which waits for the cache while it fills): the same as Ready for a
+	// built-in resource, later for a custom one, whose cache the server does not wait for.
+	Filled time.Duration `json:"filledNanoseconds"`
 	// Idle is the server's memory ScaleIdleWait after it was ready again.
 	Idle ScaleMemory `json:"idle"`
-	// List is one unpaged LIST of every ConfigMap; Lists is ScaleListClients of them at once, with
+	// List is one unpaged LIST of every seeded object; Lists is ScaleListClients of them at once, with
 	// GETs by name (Gets) measured while they run.
 	List  ScaleList  `json:"list"`
 	Lists ScaleList  `json:"concurrentLists"`
@@ -85,26 +91,9 @@ const (
 	ScaleReturnTarget = 0.10
 )
 
-// scaleNamespace and scaleName say where seeded object i lives: namespaces take turns, so that every
+// scaleNamespace says where seeded object i lives: namespaces take turns, so that every
 // one holds Objects/ScaleNamespaces of them.
 func scaleNamespace(i int) string { return fmt.Sprintf("scale-%02d", i%ScaleNamespaces) }
-func scaleName(i int) string      { return fmt.Sprintf("cm-%07d", i) }
-
-// scaleNeedle starts the name of every seeded object in a list, once per object.
-const scaleNeedle = `"name":"cm-`
-
-// scaleConfigMap is seeded object i: with the server's metadata and the managed fields of the
-// "bench" field manager, about 480 bytes of compact JSON as listed.
-func scaleConfigMap(i int) []byte {
-	b := make([]byte, 0, 192)
-	b = append(b, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"`...)
-	b = append(b, scaleName(i)...)
-	b = append(b, `","namespace":"`...)
-	b = append(b, scaleNamespace(i)...)
-	b = append(b, `","labels":{"app":"bench-scale"}},"data":{"index":"`...)
-	b = append(b, fmt.Sprintf("%07d", i)...)
-	return append(b, `","region":"eu-west-1"}}`...)
-}
 
 // scaleSamples is how many times seeding reports its progress.
 const scaleSamples = 10
@@ -114,7 +103,7 @@ const scaleSamples = 10
 const seededMarker = "seeded-objects"
 
 // measureScale starts `apictl serve` on its embedded etcd, as users run it, seeds it with
-// cfg.ScaleObjects ConfigMaps, restarts it and measures it loaded. Its data is in dir, which the
+// cfg.ScaleObjects objects of cfg.ScaleKind, restarts it and measures it loaded. Its data is in dir, which the
 // caller removes unless it is cfg.ScaleData: a directory seeded with as many objects before is
 // restarted from as it is (Seed stays zero).
 func measureScale(ctx context.Context, cfg Config, dir string) (_ *Scale, err error) {
@@ -122,13 +111,16 @@ func measureScale(ctx context.Context, cfg Config, dir string) (_ *Scale, err er
 		return nil, fmt.Errorf("measuring at scale: %w", err)
 	}
 	dataDir := filepath.Join(dir, "data")
-	sc := &Scale{Objects: cfg.ScaleObjects, Namespaces: ScaleNamespaces, Guarded: cfg.ScaleGuard}
-	marker := filepath.Join(dir, seededMarker)
-	if b, err := os.ReadFile(marker); err == nil && string(b) == strconv.Itoa(cfg.ScaleObjects) {
-		cfg.Logger.Info("scale: restarting from seeded data", "dir", dir, "objects", cfg.ScaleObjects)
-	} else if sc.Seed, err = seedScaleData(ctx, cfg, dataDir); err != nil {
+	sc := &Scale{Kind: cfg.ScaleKind, Objects: cfg.ScaleObjects, Namespaces: ScaleNamespaces, Guarded: cfg.ScaleGuard}
+	r := scaleResourceOf(sc.Kind)
+	marker, seeded := filepath.Join(dir, seededMarker), strconv.Itoa(cfg.ScaleObjects)+" "+sc.Kind
+	if b, err := os.ReadFile(marker); err == nil && string(b) == seeded {
+		cfg.Logger.Info("scale: restarting from seeded data", "dir", dir, "objects", cfg.ScaleObjects, "kind", sc.Kind)
+	} else if err := os.RemoveAll(dataDir); err != nil {
+		return nil, fmt.Errorf("removing data seeded differently: %w", err)
+	} else if sc.Seed, err = seedScaleData(ctx, cfg, r, dataDir); err != nil {
 		return nil, err
-	} else if err := os.WriteFile(marker, []byte(strconv.Itoa(cfg.ScaleObjects)), 0o600); err != nil {
+	} else if err := os.WriteFile(marker, []byte(seeded), 0o600); err != nil {
 		return nil, fmt.Errorf("recording the seeded objects: %w", err)
 	}
 	s, ready, err := restartServer(ctx, cfg.Apictl, dataDir)
@@ -137,7 +129,11 @@ func measureScale(ctx context.Context, cfg Config, dir string) (_ *Scale, err er
 	}
 	defer func() { err = errors.Join(err, s.stop()) }()
 	sc.Ready = ready
-	cfg.Logger.Info("scale: restarted", "objects", cfg.ScaleObjects, "ready", sc.Ready)
+	if sc.Filled, err = waitFilled(ctx, s, r); err != nil {
+		return nil, err
+	}
+	sc.Filled += ready
+	cfg.Logger.Info("scale: restarted", "objects", cfg.ScaleObjects, "kind", sc.Kind, "ready", sc.Ready, "cacheFilled", sc.Filled)
 	if err := sleep(ctx, ScaleIdleWait); err != nil {
 		return nil, err
 	}
@@ -145,41 +141,46 @@ func measureScale(ctx context.Context, cfg Config, dir string) (_ *Scale, err er
 		return nil, err
 	}
 	cfg.Logger.Info("scale: idle", "rss", formatBytes(sc.Idle.RSS), "anon", formatBytes(sc.Idle.Anon), "file", formatBytes(sc.Idle.File))
-	if err := measureScaleLists(ctx, cfg, s, sc); err != nil {
+	if err := measureScaleLists(ctx, cfg, s, r, sc); err != nil {
 		return nil, err
 	}
-	if sc.Paged, err = pagedList(ctx, s, cfg.ScaleObjects); err != nil {
+	if sc.Paged, err = pagedList(ctx, s, r, cfg.ScaleObjects); err != nil {
 		return nil, err
 	}
 	cfg.Logger.Info("scale: paged LIST", "pages", sc.Paged.Pages, "mean", sc.Paged.Mean, "first", sc.Paged.First, "last", sc.Paged.Last)
-	if sc.Watch, err = measureWatchers(ctx, cfg, s); err != nil {
+	if sc.Watch, err = measureWatchers(ctx, cfg, s, r); err != nil {
 		return nil, err
 	}
 	return sc, nil
 }
 
 // seedScaleData starts a server on a new dataDir, seeds it and stops it.
-func seedScaleData(ctx context.Context, cfg Config, dataDir string) (_ ScaleSeed, err error) {
+func seedScaleData(ctx context.Context, cfg Config, r scaleResource, dataDir string) (_ ScaleSeed, err error) {
 	s, _, err := startServer(ctx, cfg.Apictl, dataDir, nil, readyPollInterval)
 	if err != nil {
 		return ScaleSeed{}, fmt.Errorf("measuring at scale: %w", err)
 	}
-	seed, err := seedScale(ctx, cfg, s, cfg.ScaleObjects)
+	seed, err := seedScale(ctx, cfg, s, r, cfg.ScaleObjects)
 	if stopErr := s.stop(); stopErr != nil {
 		err = errors.Join(err, fmt.Errorf("stopping the seeded server: %w", stopErr))
 	}
 	return seed, err
 }
 
-// seedScale creates the namespaces and n ConfigMaps at seedConcurrency, a tenth at a time so that
-// progress shows.
-func seedScale(ctx context.Context, cfg Config, s *server, n int) (ScaleSeed, error) {
+// seedScale makes r served, creates the namespaces and n objects at seedConcurrency, a tenth at a
+// time so that progress shows.
+func seedScale(ctx context.Context, cfg Config, s *server, r scaleResource, n int) (ScaleSeed, error) {
 	seed := ScaleSeed{Concurrency: seedConcurrency}
 	h, err := s.target(ViaHTTP1, seedConcurrency)
 	if err != nil {
 		return seed, err
 	}
 	defer h.client.CloseIdleConnections()
+	if r.install != nil {
+		if err := r.install(ctx, h); err != nil {
+			return seed, err
+		}
+	}
 	for i := range ScaleNamespaces {
 		if err := createNamespace(ctx, h, scaleNamespace(i)); err != nil {
 			return seed, err
@@ -195,7 +196,7 @@ func seedScale(ctx context.Context, cfg Config, s *server, n int) (ScaleSeed, er
 		from := done
 		err := parallel(ctx, upTo-from, seedConcurrency, func(ctx context.Context, j int) error {
 			i := from + j
-			return h.do(ctx, http.MethodPost, configMapsPath(scaleNamespace(i))+"?fieldManager=bench", scaleConfigMap(i), http.StatusCreated, nil)
+			return h.do(ctx, http.MethodPost, r.collection(scaleNamespace(i))+"?fieldManager=bench", r.seeded(i), http.StatusCreated, nil)
 		})
 		if err != nil {
 			return seed, fmt.Errorf("seeding after %d objects: %w", done, err)
@@ -206,6 +207,24 @@ func seedScale(ctx context.Context, cfg Config, s *server, n int) (ScaleSeed, er
 	seed.Took = time.Since(began)
 	seed.PerSecond = float64(n) / seed.Took.Seconds()
 	return seed, nil
+}
+
+// waitFilled asks for an empty filtered LIST of the seeded objects until it is answered, which the
+// server does once their watch cache has filled (until then it waits a few seconds and answers 429),
+// and returns how long that took.
+func waitFilled(ctx context.Context, s *server, r scaleResource) (time.Duration, error) {
+	h, err := s.target(ViaHTTP1, 1)
+	if err != nil {
+		return 0, err
+	}
+	defer h.client.CloseIdleConnections()
+	began := time.Now()
+	for {
+		err := h.do(ctx, http.MethodGet, r.collection(scaleNamespace(0))+"?labelSelector=bench-scale%3Dnone", nil, http.StatusOK, nil)
+		if se := (*statusError)(nil); !errors.As(err, &se) || se.Code != http.StatusTooManyRequests {
+			return time.Since(began), err
+		}
+	}
 }
 
 // restartServer starts a server on a data directory that holds data already: unlike startServer it
@@ -274,8 +293,8 @@ func (sc *Scale) overIdle(rss int64) string {
 
 // table shows the scale measurement beside issue 22's targets for a million objects.
 func (sc *Scale) table() output.Table {
-	title := fmt.Sprintf("scale: %d ConfigMaps (%s each as listed) in %d namespaces, apictl serve on its embedded etcd (fsync on), targets of issue 22 for 1,000,000",
-		sc.Objects, sc.objectSize(), sc.Namespaces)
+	title := fmt.Sprintf("scale: %d %s (%s each as listed) in %d namespaces, apictl serve on its embedded etcd (fsync on), targets of issue 22 for 1,000,000",
+		sc.Objects, scaleResourceOf(sc.Kind).title, sc.objectSize(), sc.Namespaces)
 	if sc.Guarded {
 		title += fmt.Sprintf("; guarded: concurrent LISTs ≤ %s over idle, GET p99 ≤ %s, first byte ≤ %s",
 			formatBytes(ScaleGuardGrowth), formatLatency(ScaleGuardGetP99), formatLatency(ScaleGuardFirstByte))
@@ -298,6 +317,7 @@ func (sc *Scale) table() output.Table {
 	rows := [][]string{
 		seeding,
 		{"restart (SIGTERM, start again): process start to /readyz 200", formatLatency(sc.Ready), "≤ " + formatLatency(ScaleReadyTarget), atMost(int64(sc.Ready), int64(ScaleReadyTarget))},
+		{"restart: process start to the seeded objects' cache serving a filtered LIST", formatLatency(sc.Filled), "-", "-"},
 		{fmt.Sprintf("resident memory idle, %s after ready (VmRSS)", ScaleIdleWait), formatBytes(sc.Idle.RSS), "≤ " + formatBytes(ScaleIdleTarget), atMost(sc.Idle.RSS, ScaleIdleTarget)},
 		{"  of which anonymous: heap, etcd's index (RssAnon)", formatBytes(sc.Idle.Anon), "-", "-"},
 		{"  of which file pages: binary, etcd's database (RssFile)", formatBytes(sc.Idle.File), "-", "-"},

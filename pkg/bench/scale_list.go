@@ -16,8 +16,8 @@ import (
 	"time"
 )
 
-// ScaleList is one or more unpaged LISTs of every ConfigMap run at once (GET /api/v1/configmaps, as
-// JSON), timed to the first byte and to the last, with the server's memory around them.
+// ScaleList is one or more unpaged LISTs of every seeded object run at once (as JSON),
+// timed to the first byte and to the last, with the server's memory around them.
 type ScaleList struct {
 	Clients int `json:"clients"`
 	// FirstByte and Took are the slowest client's.
@@ -66,22 +66,19 @@ type ScalePaged struct {
 	Last  time.Duration `json:"lastNanoseconds"`
 }
 
-// allConfigMaps is the unpaged LIST's path.
-const allConfigMaps = "/api/v1/configmaps"
-
 // scaleListTimeout bounds one unpaged LIST, however slow the server is at listing a million objects.
 const scaleListTimeout = 10 * time.Minute
 
 // measureScaleLists runs one unpaged LIST, and then ScaleListClients at once with a client reading
 // by name meanwhile, into sc.
-func measureScaleLists(ctx context.Context, cfg Config, s *server, sc *Scale) error {
+func measureScaleLists(ctx context.Context, cfg Config, s *server, r scaleResource, sc *Scale) error {
 	// A client per list, so that each has a connection of its own, and one for the GETs.
 	h, err := s.target(ViaHTTP1, ScaleListClients+1)
 	if err != nil {
 		return err
 	}
 	defer h.client.CloseIdleConnections()
-	if sc.List, err = scaleLists(ctx, s, h, 1, sc.Objects, nil); err != nil {
+	if sc.List, err = scaleLists(ctx, s, h, r, 1, sc.Objects, nil); err != nil {
 		return err
 	}
 	if err := sleep(ctx, ScaleIdleWait); err != nil {
@@ -99,7 +96,7 @@ func measureScaleLists(ctx context.Context, cfg Config, s *server, sc *Scale) er
 	failed, firstError, peak := 0, "", int64(0)
 	for attempt := 1; ; attempt++ {
 		var gets ScaleGets
-		lists, err := scaleLists(ctx, s, h, ScaleListClients, sc.Objects, &gets)
+		lists, err := scaleLists(ctx, s, h, r, ScaleListClients, sc.Objects, &gets)
 		if err != nil {
 			return err
 		}
@@ -143,7 +140,7 @@ func measureScaleLists(ctx context.Context, cfg Config, s *server, sc *Scale) er
 
 // scaleLists runs clients unpaged LISTs at once while the server's RSS is sampled, and, when gets is
 // given, a client reading by name until they end.
-func scaleLists(ctx context.Context, s *server, h httpTarget, clients, objects int, gets *ScaleGets) (ScaleList, error) {
+func scaleLists(ctx context.Context, s *server, h httpTarget, r scaleResource, clients, objects int, gets *ScaleGets) (ScaleList, error) {
 	l := ScaleList{Clients: clients}
 	timings := make([]listTiming, clients)
 	var getLatencies []time.Duration
@@ -155,16 +152,16 @@ func scaleLists(ctx context.Context, s *server, h httpTarget, clients, objects i
 		var wg sync.WaitGroup
 		if gets != nil {
 			// The GETs' connection opens before the lists start: what is timed is the answers.
-			if err := h.do(ctx, http.MethodGet, configMapsPath(scaleNamespace(0))+"/"+scaleName(0), nil, http.StatusOK, nil); err != nil {
+			if err := h.do(ctx, http.MethodGet, r.collection(scaleNamespace(0))+"/"+r.name(0), nil, http.StatusOK, nil); err != nil {
 				stopGets()
 				return fmt.Errorf("reading a seeded object: %w", err)
 			}
-			wg.Go(func() { getLatencies = getWhile(getCtx, h, objects, gets) })
+			wg.Go(func() { getLatencies = getWhile(getCtx, h, r, objects, gets) })
 		}
 		errs := make([]error, clients)
 		var lists sync.WaitGroup
 		for i := range clients {
-			lists.Go(func() { timings[i], errs[i] = timeList(listCtx, h, allConfigMaps) })
+			lists.Go(func() { timings[i], errs[i] = timeList(listCtx, h, r.all, r.needle()) })
 		}
 		lists.Wait()
 		stopGets()
@@ -199,7 +196,7 @@ type listTiming struct {
 }
 
 // timeList GETs path and reads the answer to its end, counting the seeded objects in it.
-func timeList(ctx context.Context, h httpTarget, path string) (listTiming, error) {
+func timeList(ctx context.Context, h httpTarget, path string, needle []byte) (listTiming, error) {
 	var t listTiming
 	var firstByte time.Time
 	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { firstByte = time.Now() }}
@@ -218,7 +215,7 @@ func timeList(ctx context.Context, h httpTarget, path string) (listTiming, error
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return t, &statusError{Method: http.MethodGet, Path: path, Code: resp.StatusCode, Want: http.StatusOK, Body: string(bytes.TrimSpace(msg))}
 	}
-	counter := &needleCounter{needle: []byte(scaleNeedle)}
+	counter := &needleCounter{needle: needle}
 	if t.bytes, err = io.Copy(counter, resp.Body); err != nil {
 		return t, fmt.Errorf("GET %s: reading the list after %d bytes: %w", path, t.bytes, err)
 	}
@@ -250,14 +247,14 @@ func (c *needleCounter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// getWhile reads random seeded ConfigMaps by name, one after another, until ctx ends, and returns
+// getWhile reads random seeded objects by name, one after another, until ctx ends, and returns
 // the latencies of those that succeeded; failures are counted in gets.
-func getWhile(ctx context.Context, h httpTarget, objects int, gets *ScaleGets) []time.Duration {
+func getWhile(ctx context.Context, h httpTarget, r scaleResource, objects int, gets *ScaleGets) []time.Duration {
 	var latencies []time.Duration
 	for ctx.Err() == nil {
 		i := rand.IntN(objects)
 		began := time.Now()
-		err := h.do(ctx, http.MethodGet, configMapsPath(scaleNamespace(i))+"/"+scaleName(i), nil, http.StatusOK, nil)
+		err := h.do(ctx, http.MethodGet, r.collection(scaleNamespace(i))+"/"+r.name(i), nil, http.StatusOK, nil)
 		took := time.Since(began)
 		switch {
 		case ctx.Err() != nil:
@@ -275,8 +272,8 @@ func getWhile(ctx context.Context, h httpTarget, objects int, gets *ScaleGets) [
 	return latencies
 }
 
-// pagedList lists every ConfigMap ScalePageSize at a time.
-func pagedList(ctx context.Context, s *server, objects int) (ScalePaged, error) {
+// pagedList lists every seeded object ScalePageSize at a time.
+func pagedList(ctx context.Context, s *server, r scaleResource, objects int) (ScalePaged, error) {
 	p := ScalePaged{Limit: ScalePageSize}
 	h, err := s.target(ViaHTTP1, 1)
 	if err != nil {
@@ -291,7 +288,7 @@ func pagedList(ctx context.Context, s *server, objects int) (ScalePaged, error) 
 			q.Set("continue", token)
 		}
 		began := time.Now()
-		if err := h.do(ctx, http.MethodGet, allConfigMaps+"?"+q.Encode(), nil, http.StatusOK, &buf); err != nil {
+		if err := h.do(ctx, http.MethodGet, r.all+"?"+q.Encode(), nil, http.StatusOK, &buf); err != nil {
 			return p, fmt.Errorf("paged LIST, page %d: %w", p.Pages+1, err)
 		}
 		took := time.Since(began)
@@ -307,7 +304,7 @@ func pagedList(ctx context.Context, s *server, objects int) (ScalePaged, error) 
 		if err := json.Unmarshal(buf.Bytes(), &page); err != nil {
 			return p, fmt.Errorf("paged LIST, page %d: %w", p.Pages, err)
 		}
-		p.Items += bytes.Count(buf.Bytes(), []byte(scaleNeedle))
+		p.Items += bytes.Count(buf.Bytes(), r.needle())
 		if token = page.Metadata.Continue; token == "" {
 			break
 		}

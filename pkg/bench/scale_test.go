@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 func TestNeedleCounter(t *testing.T) {
@@ -21,7 +24,7 @@ func TestNeedleCounter(t *testing.T) {
 		{"another name", []string{`"name":"kube-root-ca.crt"`}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &needleCounter{needle: []byte(scaleNeedle)}
+			c := &needleCounter{needle: []byte(`"name":"cm-`)}
 			for _, w := range tc.writes {
 				if n, err := c.Write([]byte(w)); n != len(w) || err != nil {
 					t.Fatalf("Write = %d, %v", n, err)
@@ -70,21 +73,59 @@ func TestDeliveries(t *testing.T) {
 	}
 }
 
-func TestScaleConfigMap(t *testing.T) {
-	var cm struct {
-		Metadata struct {
-			Name, Namespace string
-		}
-		Data map[string]string
+func TestScaleObjects(t *testing.T) {
+	for _, tc := range []struct {
+		kind, apiVersion, objectKind, name string
+		content                            func(map[string]any) any
+		want                               any
+	}{
+		{ScaleConfigMaps, "v1", "ConfigMap", "cm-0001234", func(o map[string]any) any { return o["data"].(map[string]any)["index"] }, "0001234"},
+		{ScaleCustom, scaleGroup + "/v1", "Record", "so-0001234", func(o map[string]any) any { return o["spec"].(map[string]any)["index"] }, 1234.0},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			r := scaleResourceOf(tc.kind)
+			var o map[string]any
+			if err := json.Unmarshal(r.seeded(1234), &o); err != nil {
+				t.Fatal(err)
+			}
+			meta := o["metadata"].(map[string]any)
+			if o["apiVersion"] != tc.apiVersion || o["kind"] != tc.objectKind || meta["name"] != tc.name || meta["namespace"] != "scale-34" {
+				t.Errorf("got %v", o)
+			}
+			if got := tc.content(o); got != tc.want {
+				t.Errorf("content = %v, want %v", got, tc.want)
+			}
+			if !strings.Contains(r.collection("scale-34"), "/namespaces/scale-34/") || !strings.HasPrefix(r.collection("x"), r.all[:strings.LastIndex(r.all, "/")]) {
+				t.Errorf("paths %q and %q do not agree", r.all, r.collection("scale-34"))
+			}
+			if !bytes.Contains(r.seeded(1), r.needle()) || bytes.Contains(r.object("scale-watch", watchName(1), 1), r.needle()) {
+				t.Errorf("the needle %q counts other objects than the seeded ones", r.needle())
+			}
+		})
 	}
-	if err := json.Unmarshal(scaleConfigMap(1234), &cm); err != nil {
+}
+
+// TestScaleCRD checks the seeded CRD against the API types and the seeded objects against its schema's
+// field names, so that a typo fails here rather than a million creates into a seed.
+func TestScaleCRD(t *testing.T) {
+	var crd apiextensionsv1.CustomResourceDefinition
+	dec := json.NewDecoder(strings.NewReader(scaleCRD))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&crd); err != nil {
 		t.Fatal(err)
 	}
-	if cm.Metadata.Name != "cm-0001234" || cm.Metadata.Namespace != "scale-34" || cm.Data["index"] != "0001234" {
-		t.Errorf("got %+v", cm)
+	if crd.Name != scaleCRDName || crd.Spec.Names.Plural+"."+crd.Spec.Group != scaleCRDName || crd.Spec.Names.Kind != "Record" {
+		t.Errorf("CRD %s defines %s.%s of kind %s", crd.Name, crd.Spec.Names.Plural, crd.Spec.Group, crd.Spec.Names.Kind)
 	}
-	if !strings.Contains(string(scaleConfigMap(1)), scaleNeedle) {
-		t.Errorf("the needle %q is not in the object", scaleNeedle)
+	props := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties
+	var o struct{ Spec map[string]any }
+	if err := json.Unmarshal(scaleCustomObject("ns", "so-1", 1), &o); err != nil {
+		t.Fatal(err)
+	}
+	for field := range o.Spec {
+		if _, ok := props[field]; !ok {
+			t.Errorf("spec.%s is not in the CRD's schema, which would prune it", field)
+		}
 	}
 }
 
@@ -92,7 +133,7 @@ func TestScaleProblems(t *testing.T) {
 	returned := 5 * time.Second
 	good := func() *Scale {
 		return &Scale{
-			Objects: 100_000, Namespaces: ScaleNamespaces, Guarded: true,
+			Kind: ScaleConfigMaps, Objects: 100_000, Namespaces: ScaleNamespaces, Guarded: true,
 			Idle:  ScaleMemory{RSS: 400 << 20},
 			List:  ScaleList{Clients: 1, FirstByte: 20 * time.Millisecond, Bytes: 48_000_000, Items: 100_000},
 			Lists: ScaleList{Clients: 8, Peak: 600 << 20, After: ScaleMemory{RSS: 420 << 20}, AfterDelay: time.Minute, Returned: &returned},

@@ -107,9 +107,9 @@ func (w *watchers) firstError() error {
 	return w.err
 }
 
-// measureWatchers opens ScaleWatchers watches on scaleWatchNamespace, creates ScaleWatchEvents
-// ConfigMaps there and times their delivery.
-func measureWatchers(ctx context.Context, cfg Config, s *server) (ScaleWatch, error) {
+// measureWatchers opens ScaleWatchers watches of r's objects in scaleWatchNamespace, creates
+// ScaleWatchEvents of them there and times their delivery.
+func measureWatchers(ctx context.Context, cfg Config, s *server, r scaleResource) (ScaleWatch, error) {
 	sw := ScaleWatch{Watchers: ScaleWatchers, Events: ScaleWatchEvents}
 	tlsConfig, err := s.clientTLS(certs.NameAdmin)
 	if err != nil {
@@ -123,7 +123,7 @@ func measureWatchers(ctx context.Context, cfg Config, s *server) (ScaleWatch, er
 	h := httpTarget{client: client, base: s.secureURL, protoMajor: 2}
 
 	var buf bytes.Buffer
-	path := configMapsPath(scaleWatchNamespace)
+	path := r.collection(scaleWatchNamespace)
 	// What an earlier run on the same data (Config.ScaleData) created goes first.
 	if err := h.do(ctx, http.MethodDelete, path, nil, http.StatusOK, nil); err != nil {
 		return sw, fmt.Errorf("emptying the watched namespace: %w", err)
@@ -193,7 +193,7 @@ func measureWatchers(ctx context.Context, cfg Config, s *server) (ScaleWatch, er
 
 	acked := make([]time.Time, sw.Events)
 	for i := range sw.Events {
-		body := configMap(scaleWatchNamespace, watchName(i), "", i)
+		body := r.object(scaleWatchNamespace, watchName(i), i)
 		if err := h.do(ctx, http.MethodPost, path, body, http.StatusCreated, nil); err != nil {
 			return sw, fmt.Errorf("creating under the watchers: %w", err)
 		}
