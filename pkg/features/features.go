@@ -36,6 +36,10 @@ const (
 	// RemoteRequestHeaderUID allows --requestheader-uid-headers: a front proxy may assert the user's
 	// UID. Beta and on by default since kube 1.33.
 	RemoteRequestHeaderUID = "RemoteRequestHeaderUID"
+
+	// APIResponseCompression gzips large responses to API requests of clients that accept it. Beta
+	// and on by default since kube 1.16.
+	APIResponseCompression = "APIResponseCompression"
 )
 
 // Spec describes one gate.
@@ -51,6 +55,7 @@ func Known() map[string]Spec {
 		WatchList:                   {Default: true, Stage: Beta},
 		AggregatedDiscoveryEndpoint: {Default: true, Stage: GA, LockToDefault: true},
 		RemoteRequestHeaderUID:      {Default: true, Stage: Beta},
+		APIResponseCompression:      {Default: true, Stage: Beta},
 	}
 }
 

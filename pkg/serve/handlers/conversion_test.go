@@ -58,7 +58,7 @@ func startWithCRD(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) *
 	if err := os.WriteFile(file, manifest, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &api{Server: servertest.Start(t, "--api-config", file), t: t}
+	return newAPI(t, servertest.Start(t, "--api-config", file))
 }
 
 const (

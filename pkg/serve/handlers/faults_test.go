@@ -44,8 +44,8 @@ func TestEtcdLostAndBack(t *testing.T) {
 		return srv
 	}
 	etcd := startEtcdAt()
-	a := &api{Server: servertest.Start(t, "--etcd-servers", "http://"+addr, "--etcd-healthcheck-timeout", "500ms",
-		"--request-timeout", "2s"), t: t}
+	a := newAPI(t, servertest.Start(t, "--etcd-servers", "http://"+addr, "--etcd-healthcheck-timeout", "500ms",
+		"--request-timeout", "2s"))
 	a.do("POST", cmPath, configMap("before", `{}`)).expect(t, 201)
 
 	if err := etcd.Close(context.Background()); err != nil {

@@ -87,6 +87,8 @@ type API struct {
 	// listSeats are the seats of streamed LISTs (listbody.go): a LIST longer than a chunk produces its
 	// next chunk only in a seat.
 	listSeats chan struct{}
+	// gzip holds the compressors of large responses (compress.go).
+	gzip gzipPool
 }
 
 type scopeKey struct{ group, version, resource, subresource string }
@@ -225,8 +227,39 @@ func (s *scope) resourcePath() string {
 	return s.res.Plural
 }
 
-// ServeResource answers one resource route.
+// ServeResource answers one resource route. Every answer but a watch's is compressed here when it is
+// large and the client accepts gzip (compress.go), as kube's APIResponseCompression does: one place
+// for every verb and encoding, and watches, whose events must reach the client as they happen, left
+// alone as kube leaves them.
 func (a *API) ServeResource(w http.ResponseWriter, r *http.Request, route *routes.Route, p routes.Params) {
+	if !a.compresses(r, route) {
+		a.serveResource(w, r, route, p)
+		return
+	}
+	gw := &gzipWriter{ResponseWriter: w, pool: &a.gzip}
+	a.serveResource(gw, r, route, p)
+	// Not deferred: a handler that panics to abort its response must not have the stream ended. Its
+	// error is the client's connection failing, which the handlers' own writes ignore too.
+	_ = gw.close()
+}
+
+// compresses reports whether a request's answer may be compressed: the gate is on, the client
+// accepts gzip, and it is not a watch.
+func (a *API) compresses(r *http.Request, route *routes.Route) bool {
+	if !acceptsGzip(r) || !a.cfg.Features.Enabled(features.APIResponseCompression) {
+		return false
+	}
+	switch route.Action {
+	case routes.ActionWatch, routes.ActionWatchList:
+		return false
+	case routes.ActionList:
+		watch, _ := request.QueryParamBool(r.URL.Query(), "watch")
+		return !watch
+	}
+	return true
+}
+
+func (a *API) serveResource(w http.ResponseWriter, r *http.Request, route *routes.Route, p routes.Params) {
 	if route.Action == routes.ActionPost && len(a.creates) > 0 {
 		if c, ok := a.creates[scopeKey{route.Group, route.Version, route.Resource, route.Subresource}]; ok {
 			if err := checkRouteMedia(route, r); err != nil {

@@ -14,12 +14,21 @@ import (
 // superuser's: the tests here are about the REST semantics, not authentication.
 type api struct {
 	*servertest.Server
-	t *testing.T
+	t      *testing.T
+	client *http.Client
 }
 
 func start(t *testing.T, args ...string) *api {
 	t.Helper()
-	return &api{Server: servertest.Start(t, append([]string{"--api-config", "testdata/widgets.yaml"}, args...)...), t: t}
+	return newAPI(t, servertest.Start(t, append([]string{"--api-config", "testdata/widgets.yaml"}, args...)...))
+}
+
+// newAPI wraps a started server. Its client does not ask for gzip unless a test does: Go's transport
+// would ask on every request and decompress out of sight, hiding what the server sent.
+func newAPI(t *testing.T, srv *servertest.Server) *api {
+	tr := &http.Transport{DisableCompression: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &api{Server: srv, t: t, client: &http.Client{Timeout: 30 * time.Second, Transport: tr}}
 }
 
 // response is what a request got.
@@ -47,7 +56,7 @@ func (a *api) do(method, path, body string, headers ...string) response {
 		k, v, _ := strings.Cut(h, ": ")
 		req.Header.Set(k, v)
 	}
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	resp, err := a.client.Do(req)
 	if err != nil {
 		a.t.Fatalf("%s %s: %v", method, path, err)
 	}

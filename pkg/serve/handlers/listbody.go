@@ -70,8 +70,7 @@ func (ls *listStream) flush(buf *bytes.Buffer) error {
 		ls.w.WriteHeader(http.StatusOK)
 		ls.started = true
 	}
-	ls.leave()
-	_, err := ls.w.Write(buf.Bytes())
+	err := ls.send(buf.Bytes())
 	buf.Reset()
 	if err != nil {
 		return err
@@ -88,6 +87,33 @@ func (ls *listStream) flush(buf *bytes.Buffer) error {
 	}
 }
 
+// stager is a response writer that does CPU work on a body before it sends it: gzipWriter, which
+// compresses.
+type stager interface {
+	// stage does the work on p, which must stay unchanged until send returns.
+	stage(p []byte) error
+	send() error
+}
+
+var _ stager = (*gzipWriter)(nil)
+
+// send writes a chunk out, giving up the seat before the writing: a slow client must not hold a
+// seat. What a stager does to the chunk first (gzip) is CPU work like producing it, done in the seat.
+func (ls *listStream) send(p []byte) error {
+	sw, ok := ls.w.(stager)
+	if !ok {
+		ls.leave()
+		_, err := ls.w.Write(p)
+		return err
+	}
+	err := sw.stage(p)
+	ls.leave()
+	if err != nil {
+		return err
+	}
+	return sw.send()
+}
+
 // leave gives up the seat ls holds, if any.
 func (ls *listStream) leave() {
 	if ls != nil && ls.seated {
@@ -98,9 +124,8 @@ func (ls *listStream) leave() {
 
 // finish sends the rest of a started stream, with the newline that ends kube's compact JSON.
 func (ls *listStream) finish(buf *bytes.Buffer) {
-	ls.leave()
 	buf.WriteByte('\n')
-	_, _ = ls.w.Write(buf.Bytes())
+	_ = ls.send(buf.Bytes())
 }
 
 // flusher is ls's flush, or nil for a list that is assembled whole.
