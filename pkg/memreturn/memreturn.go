@@ -22,8 +22,10 @@ type Config struct {
 	Every time.Duration
 	// IdleAllocBytes: a process that allocated less than this since the last look is idle.
 	IdleAllocBytes uint64
-	// MinSlackBytes: a collection is forced only when the heap holds more than this, and more than a
-	// quarter of its live objects, beyond them.
+	// MinSlackBytes: a collection is forced only when the heap holds more than this beyond its live
+	// objects. After the first, another is forced only once the process has allocated more than
+	// this, and more than a quarter of its live objects, since: an idle server that allocates a
+	// little all the time would otherwise pay for a collection of its whole heap every few looks.
 	MinSlackBytes uint64
 }
 
@@ -44,6 +46,7 @@ func Run(ctx context.Context, cfg Config) {
 	defer t.Stop()
 	metrics.Read(samples)
 	lastAllocs := samples[0].Value.Uint64()
+	forced, forcedAt := false, uint64(0)
 	for {
 		select {
 		case <-ctx.Done():
@@ -56,8 +59,13 @@ func Run(ctx context.Context, cfg Config) {
 		held := samples[2].Value.Uint64() + samples[3].Value.Uint64() + samples[4].Value.Uint64()
 		idle := allocs-lastAllocs < cfg.IdleAllocBytes
 		lastAllocs = allocs
-		if idle && held > live && held-live > max(cfg.MinSlackBytes, live/4) {
+		// Not a quarter of the live heap as the first bar: a server that reports ready before its
+		// largest cache has filled (a custom resource of a million objects) ends its start with the
+		// last collection's live heap at 1.2 GB and 0.35 GB of garbage, below that bar, kept for good.
+		due := !forced || allocs-forcedAt > max(cfg.MinSlackBytes, live/4)
+		if idle && due && held > live && held-live > cfg.MinSlackBytes {
 			debug.FreeOSMemory()
+			forced, forcedAt = true, allocs
 		}
 	}
 }
