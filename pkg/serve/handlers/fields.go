@@ -107,28 +107,60 @@ func (s *scope) checkFieldSelector(sel fields.Selector) error {
 // filter returns the storage filter for the selectors, nil when they select everything, so that the
 // store can stream values without looking into them.
 func (s *scope) filter(l labels.Selector, f fields.Selector) storage.Filter {
-	if l.Empty() && f.Empty() {
-		return nil
-	}
 	if len(s.selectable) > 0 && selectsCustomFields(f) {
 		return s.customFilter(l, f)
 	}
-	kind, namespaced := s.res.Kind, s.res.Namespaced
+	return s.selection(l, f).Filter()
+}
+
+// selection is filter for a watch, as a storage.SharedFilter: the watch cache reads each change once
+// for all the watchers of the resource with the scope's reader. It is nil when the selectors select
+// everything, and for selectors on a custom resource's selectable fields, which filter reads alone.
+func (s *scope) selection(l labels.Selector, f fields.Selector) *storage.SharedFilter {
+	if l.Empty() && f.Empty() || len(s.selectable) > 0 && selectsCustomFields(f) {
+		return nil
+	}
+	kind, namespaced := s.selectedKind(), s.res.Namespaced
 	if s.stored != nil {
-		// The stored objects are of the stored kind, and so are the fields they are selected by.
-		kind = s.stored.GVK.Kind
 		if mapped, err := s.storedFieldSelector(f); err == nil {
 			f = mapped
 		}
 	}
-	return func(kv storage.KeyValue) (bool, error) {
-		var o selectable
-		if err := json.Unmarshal(kv.Value, &o); err != nil {
-			return false, fmt.Errorf("reading the labels of %s: %w", kv.Key, err)
-		}
+	return &storage.SharedFilter{Reader: s.reader(), Match: func(read any) bool {
+		o := read.(*selectable)
 		if !l.Matches(labels.Set(o.Metadata.Labels)) {
-			return false, nil
+			return false
 		}
-		return f.Empty() || f.Matches(fieldSet(kind, namespaced, &o)), nil
+		return f.Empty() || f.Matches(fieldSet(kind, namespaced, o))
+	}}
+}
+
+// selectedKind is the kind whose fields objects are selected by: the stored objects' for a resource
+// stored as another kind.
+func (s *scope) selectedKind() string {
+	if s.stored != nil {
+		return s.stored.GVK.Kind
 	}
+	return s.res.Kind
+}
+
+// reader is the scope's storage.Reader, made with the scope (newScope), or one of its own for a
+// scope made otherwise.
+func (s *scope) reader() *storage.Reader {
+	if s.selectReader != nil {
+		return s.selectReader
+	}
+	return newSelectReader()
+}
+
+// newSelectReader reads what built-in selectors match: labels and the selectable fields of every
+// built-in kind (selectable).
+func newSelectReader() *storage.Reader {
+	return &storage.Reader{Read: func(kv storage.KeyValue) (any, error) {
+		o := new(selectable)
+		if err := json.Unmarshal(kv.Value, o); err != nil {
+			return nil, fmt.Errorf("reading the labels of %s: %w", kv.Key, err)
+		}
+		return o, nil
+	}}
 }

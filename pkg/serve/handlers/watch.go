@@ -85,6 +85,7 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 		ResourceVersion:   opts.resourceVersion,
 		SendInitialEvents: sendInitial,
 		Filter:            s.filter(opts.labels, opts.fields),
+		Shared:            s.selection(opts.labels, opts.fields),
 	})
 	if err != nil {
 		if ctx.Err() != nil && r.Context().Err() == nil {

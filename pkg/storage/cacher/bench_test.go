@@ -2,6 +2,7 @@ package cacher
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -136,50 +137,78 @@ func idleWatcherBytes(b *testing.B, c *Cacher, n int) float64 {
 func BenchmarkFanOutInMemory(b *testing.B) {
 	for _, watchers := range []int{1, 1000} {
 		b.Run(fmt.Sprintf("watchers=%d", watchers), func(b *testing.B) {
-			c, err := New(nilStore{}, "configmaps/", Config{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			c.replace(nil, 1)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			var done sync.WaitGroup
-			progress := make([]atomic.Int64, watchers)
-			for i := range watchers {
-				w, err := c.WatchEvents(ctx, "configmaps/", WatchOptions{ResourceVersion: "1"})
-				if err != nil {
-					b.Fatal(err)
-				}
-				done.Go(func() {
-					for progress[i].Load() < int64(b.N) {
-						ev, ok := <-w.Events()
-						if !ok || ev.Type == storage.Error {
-							b.Errorf("watcher %d ended early", i)
-							return
-						}
-						if ev.Type != Bookmark {
-							progress[i].Add(1)
-						}
-					}
-				})
-			}
-			value := object("ns", "k", "v")
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				rev := int64(i + 2)
-				kv := storage.KeyValue{Key: fmt.Sprintf("configmaps/ns/k%07d", i), Value: value, ModRevision: rev}
-				if _, err := c.apply([]storage.Event{{Type: storage.Added, Object: kv, Revision: rev}}); err != nil {
-					b.Fatal(err)
-				}
-				// Stay well within the watchers' allowed lag: etcd, slower than the readers, does.
-				for i%64 == 0 && int64(i)-slowest(progress) > int64(c.cfg.MaxWatcherLag/2) {
-					runtime.Gosched()
-				}
-			}
-			done.Wait()
+			fanOutInMemory(b, watchers, object("ns", "k", "v"), WatchOptions{ResourceVersion: "1"})
 		})
 	}
+}
+
+// BenchmarkFanOutSelected is BenchmarkFanOutInMemory's 1,000 watchers, each with a label selector
+// (that every object matches), as a plain Filter, which each watcher applies by decoding the object,
+// and as a SharedFilter, whose reading of a change the watchers share.
+func BenchmarkFanOutSelected(b *testing.B) {
+	reader := &storage.Reader{Read: func(kv storage.KeyValue) (any, error) {
+		var o struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		}
+		err := json.Unmarshal(kv.Value, &o)
+		return o.Metadata.Labels, err
+	}}
+	shared := &storage.SharedFilter{Reader: reader, Match: func(read any) bool { return read.(map[string]string)["app"] == "x" }}
+	value := object("ns", "k", "v", "app", "x")
+	b.Run("filter", func(b *testing.B) {
+		fanOutInMemory(b, 1000, value, WatchOptions{ResourceVersion: "1", Filter: labelFilter("app", "x")})
+	})
+	b.Run("shared", func(b *testing.B) {
+		fanOutInMemory(b, 1000, value, WatchOptions{ResourceVersion: "1", Shared: shared})
+	})
+}
+
+// fanOutInMemory measures the delivery of b.N creations of value to watchers watching with opts, on
+// a cache fed directly (no etcd).
+func fanOutInMemory(b *testing.B, watchers int, value []byte, opts WatchOptions) {
+	c, err := New(nilStore{}, "configmaps/", Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.replace(nil, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var done sync.WaitGroup
+	progress := make([]atomic.Int64, watchers)
+	for i := range watchers {
+		w, err := c.WatchEvents(ctx, "configmaps/", opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		done.Go(func() {
+			for progress[i].Load() < int64(b.N) {
+				ev, ok := <-w.Events()
+				if !ok || ev.Type == storage.Error {
+					b.Errorf("watcher %d ended early", i)
+					return
+				}
+				if ev.Type != Bookmark {
+					progress[i].Add(1)
+				}
+			}
+		})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		rev := int64(i + 2)
+		kv := storage.KeyValue{Key: fmt.Sprintf("configmaps/ns/k%07d", i), Value: value, ModRevision: rev}
+		if _, err := c.apply([]storage.Event{{Type: storage.Added, Object: kv, Revision: rev}}); err != nil {
+			b.Fatal(err)
+		}
+		// Stay well within the watchers' allowed lag: etcd, slower than the readers, does.
+		for i%64 == 0 && int64(i)-slowest(progress) > int64(c.cfg.MaxWatcherLag/2) {
+			runtime.Gosched()
+		}
+	}
+	done.Wait()
 }
 
 // BenchmarkList compares a list of 1,000 objects from the cache with the same list from etcd.

@@ -178,6 +178,20 @@ type change struct {
 	from int64
 	// reset says the store's revision went backwards (etcd lost data): no watcher survives it.
 	reset bool
+
+	// readings are what shared filters' Readers read of cur and prev (read), made by the first
+	// watcher with a selector that selects the change and used by every other with the same Reader:
+	// a thousand watchers with label selectors decode a change once, not a thousand times. They go
+	// when the change leaves the window, so the cache never holds a reading per object.
+	readOnce sync.Once
+	readings *readings
+}
+
+// readings are a change's states as one Reader read them.
+type readings struct {
+	reader    *storage.Reader
+	cur, prev any
+	err       error
 }
 
 func newChange(rev int64, key string, cur, prev *version) *change {
@@ -186,6 +200,29 @@ func newChange(rev int64, key string, cur, prev *version) *change {
 		ch.gone.value, ch.gone.rev = prev.kv.Value, rev
 	}
 	return ch
+}
+
+// read returns ch's states as reader reads them, reading them on first use. The change keeps the
+// readings of one Reader, the first to ask: the watchers of a resource share one (watches of one
+// prefix go to one resource's cache), and a second Reader, were there one, reads for itself.
+func (ch *change) read(reader *storage.Reader) (*readings, error) {
+	ch.readOnce.Do(func() { ch.readings = ch.readWith(reader) })
+	if r := ch.readings; r.reader == reader {
+		return r, r.err
+	}
+	r := ch.readWith(reader)
+	return r, r.err
+}
+
+func (ch *change) readWith(reader *storage.Reader) *readings {
+	r := &readings{reader: reader}
+	if ch.cur != nil {
+		r.cur, r.err = reader.Read(ch.cur.kv)
+	}
+	if ch.prev != nil && r.err == nil {
+		r.prev, r.err = reader.Read(ch.prev.kv)
+	}
+	return r
 }
 
 func (ch *change) deletedEvent() *Event {

@@ -26,6 +26,9 @@ type WatchOptions struct {
 	// its last state, at the change's revision). Nil selects everything. It is called from the
 	// watcher's goroutine and must not modify the KeyValue.
 	Filter storage.Filter
+	// Shared, when set, is the filter in the form whose reading of a change every watcher with the
+	// same Reader shares (one decode per change rather than one per watcher); it takes Filter's place.
+	Shared *storage.SharedFilter
 }
 
 // Watcher is one watch of a cacher.
@@ -71,11 +74,15 @@ func (c *Cacher) WatchEvents(ctx context.Context, prefix string, opts WatchOptio
 	if err := c.waitReady(ctx, "watch"); err != nil {
 		return nil, err
 	}
+	if opts.Shared != nil {
+		opts.Filter = opts.Shared.Filter()
+	}
 	w := &watcher[*Event]{
 		c:      c,
 		ctx:    ctx,
 		prefix: prefix,
 		filter: opts.Filter,
+		shared: opts.Shared,
 		out:    make(chan *Event, c.cfg.WatcherBuffer),
 		conv:   func(e *Event) (*Event, bool) { return e, true },
 		ask:    make(chan struct{}, 1),

@@ -2,12 +2,14 @@ package cacher
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -437,4 +439,53 @@ func TestWatchEndsWithContext(t *testing.T) {
 	cancel()
 	closed(t, w)
 	eventually(t, "the watcher's goroutine ends", func() bool { return c.Stats().Watchers == 0 })
+}
+
+// Watchers whose filters share a Reader read each change once between them, and select as a plain
+// filter would: the transitions of TestWatchFilterTransitions, for watchers of two selectors.
+func TestWatchSharedFilter(t *testing.T) {
+	s := newEtcdStore(t, nil)
+	start := create(t, s, "configmaps/ns/in", object("ns", "in", "i1", "app", "x"))
+	c := startCacher(t, s, "configmaps/", Config{})
+	var reads atomic.Int64
+	reader := &storage.Reader{Read: func(kv storage.KeyValue) (any, error) {
+		reads.Add(1)
+		var o struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		}
+		err := json.Unmarshal(kv.Value, &o)
+		return o.Metadata.Labels["app"], err
+	}}
+	selecting := func(app string) *storage.SharedFilter {
+		return &storage.SharedFilter{Reader: reader, Match: func(read any) bool { return read == app }}
+	}
+	const each = 5
+	var xs, ys []*Watcher
+	for range each {
+		rv := strconv.FormatInt(start.ModRevision, 10)
+		xs = append(xs, watch(t, c, "configmaps/", WatchOptions{ResourceVersion: rv, Shared: selecting("x")}))
+		ys = append(ys, watch(t, c, "configmaps/", WatchOptions{ResourceVersion: rv, Shared: selecting("y")}))
+	}
+	created := create(t, s, "configmaps/ns/out", object("ns", "out", "o1", "app", "y"))
+	enters := update(t, s, "configmaps/ns/out", object("ns", "out", "o2", "app", "x"))
+	leaves := update(t, s, "configmaps/ns/out", object("ns", "out", "o3", "app", "y"))
+	deleted := remove(t, s, "configmaps/ns/in")
+	for _, w := range xs {
+		expect(t, w,
+			fmt.Sprintf("ADDED configmaps/ns/out=o2@%d", enters.ModRevision),
+			fmt.Sprintf("DELETED configmaps/ns/out=o2@%d", leaves.ModRevision),
+			fmt.Sprintf("DELETED configmaps/ns/in=i1@%d", deleted.ModRevision))
+	}
+	for _, w := range ys {
+		expect(t, w,
+			fmt.Sprintf("ADDED configmaps/ns/out=o1@%d", created.ModRevision),
+			fmt.Sprintf("DELETED configmaps/ns/out=o1@%d", enters.ModRevision),
+			fmt.Sprintf("ADDED configmaps/ns/out=o3@%d", leaves.ModRevision))
+	}
+	// The states of the four changes: a creation (1), two updates (2 each), a delete (1).
+	if got := reads.Load(); got != 6 {
+		t.Errorf("%d watchers read the changes' states %d times, want once each: 6", 2*each, got)
+	}
 }

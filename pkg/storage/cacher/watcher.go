@@ -21,6 +21,8 @@ type watcher[T any] struct {
 	ctx    context.Context
 	prefix string
 	filter storage.Filter
+	// shared, when set, is filter in the form whose readings of a change the watchers share (selects).
+	shared *storage.SharedFilter
 	out    chan T
 	// conv converts an event for out; false drops it (bookmarks for storage watches).
 	conv func(*Event) (T, bool)
@@ -205,7 +207,14 @@ func (w *watcher[T]) selects(ch *change) (*Event, error) {
 		return nil, nil
 	}
 	inCur, inPrev := ch.cur != nil, ch.prev != nil
-	if w.filter != nil {
+	if w.shared != nil {
+		r, err := ch.read(w.shared.Reader)
+		if err != nil {
+			return nil, err
+		}
+		inCur = inCur && w.shared.Match(r.cur)
+		inPrev = inPrev && w.shared.Match(r.prev)
+	} else if w.filter != nil {
 		var err error
 		if inCur {
 			if inCur, err = w.filter(ch.cur.kv); err != nil {
