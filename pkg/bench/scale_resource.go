@@ -45,7 +45,7 @@ func scaleResourceOf(kind string) scaleResource {
 		return scaleResource{title: "ConfigMaps", all: "/api/v1/configmaps", collection: configMapsPath, object: scaleConfigMap, prefix: "cm-"}
 	}
 	return scaleResource{
-		title:      "custom objects (" + scaleCRDName + ")",
+		title:      "custom objects of " + scaleCRDName,
 		all:        "/apis/" + scaleGroup + "/v1/" + scalePlural,
 		collection: func(ns string) string { return "/apis/" + scaleGroup + "/v1/namespaces/" + ns + "/" + scalePlural },
 		object:     scaleCustomObject,
