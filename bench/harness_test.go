@@ -35,6 +35,7 @@ const (
 	envScale     = "BENCH_SCALE_OBJECTS"
 	envScaleDir  = "BENCH_SCALE_DATA"
 	envScaleKind = "BENCH_SCALE_KIND"
+	envFeatures  = "BENCH_FEATURES"
 	envApictl    = "BENCH_APICTL"
 )
 
@@ -46,6 +47,8 @@ type settings struct {
 	guard    bool
 	only     string
 	authz    bool
+	// features measures a features-on replica too (BENCH_FEATURES), in every attempt.
+	features bool
 	crds     string
 	churn    string
 	// scale is the scale measurement's number of objects (0: none); scaleGuard judges its guards,
@@ -68,6 +71,7 @@ func readSettings(short bool, getenv func(string) string) (settings, error) {
 		guard:     isTrue(getenv(envGuard)),
 		only:      getenv(envOnly),
 		authz:     isTrue(getenv(envAuthz)),
+		features:  isTrue(getenv(envFeatures)),
 		crds:      getenv(envCRDs),
 		churn:     getenv(envChurn),
 		apictl:    getenv(envApictl),
@@ -156,6 +160,9 @@ func TestHarness(t *testing.T) {
 	}
 	if s.short {
 		args = append(args, "-short", "-settle", "200ms", "-kubectl-runs", "3")
+	}
+	if s.features {
+		args = append(args, "-features")
 	}
 	only := args
 	if s.authz {
@@ -288,6 +295,7 @@ func TestReadSettings(t *testing.T) {
 		{name: "scale of ConfigMaps", env: map[string]string{"BENCH_SCALE_OBJECTS": "1m", "BENCH_SCALE_KIND": "configmaps"},
 			want: settings{short: true, duration: 300 * time.Millisecond, scale: 1_000_000, scaleKind: bench.ScaleConfigMaps}},
 		{name: "scale of an unknown kind", env: map[string]string{"BENCH_SCALE_KIND": "pods"}, wantErr: `BENCH_SCALE_KIND="pods": want one of ["custom" "configmaps"]`},
+		{name: "features on", env: map[string]string{"BENCH_FEATURES": "1"}, want: settings{short: true, duration: 300 * time.Millisecond, features: true}},
 		{name: "prebuilt apictl", env: map[string]string{"BENCH_APICTL": "/tmp/apictl"}, want: settings{short: true, duration: 300 * time.Millisecond, apictl: "/tmp/apictl"}},
 	}
 	for _, tt := range tests {

@@ -58,7 +58,10 @@ type Config struct {
 	// of its own; ScaleGuard makes Check judge its guards.
 	ScaleObjects int
 	ScaleKind    string
-	ScaleGuard   bool
+	// Features also measures the operations on a replica with RBAC, audit, an admission policy and
+	// encryption at rest on (ViaFeatures, issue 17), against the same targets.
+	Features   bool
+	ScaleGuard bool
 	// ScaleData, when set, is a directory the scale measurement keeps its seeded server's data in:
 	// seeded on the first run, then restarted from as it is, so that a fix can be measured again
 	// without seeding a million objects each time.

@@ -186,8 +186,16 @@ func compare(ctx context.Context, cfg Config, dir string, report *Report) (err e
 	}
 	e := etcdTarget{cli: cli, value: value, listed: cfg.ListObjects + len(others)}
 	w := window{Warmup: cfg.Warmup, Duration: cfg.Duration}
+	var features *featuresServer
+	if cfg.Features {
+		cfg.Logger.Info("starting the features-on server")
+		if features, err = newFeaturesServer(ctx, cfg, etcd.urls, filepath.Join(dir, "features"), s.pkiDir()); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, features.s.stop()) }()
+	}
 	for _, c := range cfg.Concurrency {
-		rs, err := measureConcurrency(ctx, cfg, s, e, c, w, scrapeCost)
+		rs, err := measureConcurrency(ctx, cfg, s, features, e, c, w, scrapeCost)
 		if err != nil {
 			return err
 		}
@@ -232,18 +240,32 @@ var plan = []struct {
 	{OpEtcdCAS, []Operation{OpUpdate}},
 }
 
-// measureConcurrency runs the plan at concurrency c, with fresh HTTP clients for both ports.
-func measureConcurrency(ctx context.Context, cfg Config, s *server, e etcdTarget, c int, w window, scrapeCost float64) ([]Result, error) {
+// measureConcurrency runs the plan at concurrency c, with fresh HTTP clients for both ports, and for
+// the features-on server when there is one.
+func measureConcurrency(ctx context.Context, cfg Config, s *server, features *featuresServer, e etcdTarget, c int, w window, scrapeCost float64) ([]Result, error) {
 	label := "c" + strconv.Itoa(c)
 	etcdOps := etcdWorkers(e, label)
 	serverOps := map[Via]map[Operation]newWorker{}
-	for _, via := range []Via{ViaHTTP1, ViaHTTP2} {
+	vias := []Via{ViaHTTP1, ViaHTTP2}
+	servers := map[Via]*server{ViaHTTP1: s, ViaHTTP2: s}
+	scrapeCosts := map[Via]float64{ViaHTTP1: scrapeCost, ViaHTTP2: scrapeCost}
+	for _, via := range vias {
 		h, err := s.target(via, c)
 		if err != nil {
 			return nil, err
 		}
 		defer h.client.CloseIdleConnections()
 		serverOps[via] = serverWorkers(h, viaLabel(via)+"-"+label)
+	}
+	if features != nil {
+		h, err := features.s.authzTarget(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		defer h.client.CloseIdleConnections()
+		vias = append(vias, ViaFeatures)
+		servers[ViaFeatures], scrapeCosts[ViaFeatures] = features.s, features.scrapeCost
+		serverOps[ViaFeatures] = serverWorkers(h, viaLabel(ViaFeatures)+"-"+label)
 	}
 	var results []Result
 	for _, step := range plan {
@@ -258,9 +280,9 @@ func measureConcurrency(ctx context.Context, cfg Config, s *server, e etcdTarget
 		}
 		results = append(results, result(step.etcd, ViaEtcd, c, t, nil))
 		for _, o := range ops {
-			for _, via := range []Via{ViaHTTP1, ViaHTTP2} {
+			for _, via := range vias {
 				cfg.Logger.Info("measuring", "operation", o, "via", via, "concurrency", c)
-				r, err := measureServer(ctx, s, serverOps[via][o], o, via, c, w, scrapeCost)
+				r, err := measureServer(ctx, servers[via], serverOps[via][o], o, via, c, w, scrapeCosts[via])
 				if err != nil {
 					return nil, err
 				}
@@ -337,8 +359,11 @@ func drain(resp *http.Response) {
 
 // viaLabel is a short name for via in the names of created objects.
 func viaLabel(via Via) string {
-	if via == ViaHTTP2 {
+	switch via {
+	case ViaHTTP2:
 		return "h2"
+	case ViaFeatures:
+		return "hf"
 	}
 	return "h1"
 }

@@ -47,6 +47,7 @@ func run(args []string) error {
 	fs.IntVar(&cfg.CRDs, "crds", 0, "install this many CRDs through the API before measuring")
 	fs.IntVar(&cfg.NamespaceCycles, "namespace-cycles", 0, "also create and delete this many namespaces on a server of their own, reading its memory")
 	fs.IntVar(&cfg.ScaleObjects, "scale-objects", 0, "also seed this many objects into a server of their own, restart it and measure it loaded (issue 22)")
+	fs.BoolVar(&cfg.Features, "features", false, "also measure the operations on a replica with RBAC, Metadata audit, a ValidatingAdmissionPolicy and encryption at rest on (issue 17)")
 	fs.StringVar(&cfg.ScaleKind, "scale-kind", bench.ScaleCustom, fmt.Sprintf("what the scale measurement seeds: one of %q", bench.ScaleKinds()))
 	fs.BoolVar(&cfg.ScaleGuard, "scale-guard", false, "judge the scale measurement's guards (CI's version)")
 	fs.StringVar(&cfg.ScaleData, "scale-data", "", "keep the scale measurement's seeded data in this directory and, when it holds as many objects already, restart from it without seeding")
