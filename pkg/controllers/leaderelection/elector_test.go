@@ -138,6 +138,10 @@ func TestOneLeaderAndHandOver(t *testing.T) {
 	var leading sync.Map
 	run := func(id string) (context.CancelFunc, chan struct{}) {
 		cfg := testConfig(cs, id)
+		// A lease far longer than the hand-over: the successor must take over because the Lease was
+		// released, never because it expired while a loaded machine (CI's -race run) delayed the
+		// leader's renewals past a one-second lease, which would let two lead by expiry.
+		cfg.LeaseDuration, cfg.RenewDeadline = 5*time.Second, 3*time.Second
 		cfg.OnLeading = func(on bool) { leading.Store(id, on) }
 		e, err := New(cfg)
 		if err != nil {
