@@ -13,6 +13,11 @@
 //	BENCH_SCALE_OBJECTS=1m go test ./bench -run TestHarness -v -count=1 -timeout 2h  # a million objects (issue 22)
 //	BENCH_SCALE_DATA=/tmp/scale ...                           # keep the seeded objects for the next run
 //	BENCH_APICTL=/tmp/apictl-old go test ./bench -run TestHarness -v  # measure a prebuilt apictl
+//	BENCH_PEER=1 BENCH_DURATION=2s go test ./bench -run TestHarness -v -count=1  # vs upstream (issue 17)
+//
+// BENCH_PEER=1 runs only the peer comparison: it builds k8s.io/apiextensions-apiserver at go.mod's
+// version (minutes on a cold cache) and measures it and apictl alternately on one etcd, with one CRD,
+// the same objects and client, printing apictl ÷ upstream with each server's CPU per request.
 //
 // BENCH_SCALE_OBJECTS=N (at least 1000; 1 or 1m for 1,000,000) adds the scale measurement on a server
 // of its own: N custom objects of one CRD (BENCH_SCALE_KIND=configmaps: ConfigMaps) seeded in 100

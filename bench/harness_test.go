@@ -37,7 +37,11 @@ const (
 	envScaleKind = "BENCH_SCALE_KIND"
 	envFeatures  = "BENCH_FEATURES"
 	envApictl    = "BENCH_APICTL"
+	envPeer      = "BENCH_PEER"
 )
+
+// upstreamPackage is the upstream server the peer mode compares with, built at go.mod's version.
+const upstreamPackage = "k8s.io/apiextensions-apiserver"
 
 // settings are what the environment asks of a run.
 type settings struct {
@@ -61,6 +65,8 @@ type settings struct {
 	scaleKind string
 	// apictl is a prebuilt binary to measure instead of one built from this tree.
 	apictl string
+	// peer runs only the comparison with the upstream apiextensions-apiserver (BENCH_PEER).
+	peer bool
 }
 
 func readSettings(short bool, getenv func(string) string) (settings, error) {
@@ -77,6 +83,7 @@ func readSettings(short bool, getenv func(string) string) (settings, error) {
 		apictl:    getenv(envApictl),
 		scaleData: getenv(envScaleDir),
 		scaleKind: getenv(envScaleKind),
+		peer:      isTrue(getenv(envPeer)),
 	}
 	s.duration = bench.DefaultDuration
 	if s.short {
@@ -163,6 +170,28 @@ func TestHarness(t *testing.T) {
 	}
 	if s.features {
 		args = append(args, "-features")
+	}
+	if s.peer {
+		// Building the upstream server takes minutes on a cold cache, which is why it is not in
+		// CI's run.
+		t.Logf("building %s at go.mod's version", upstreamPackage)
+		peer := append(args[:len(args):len(args)], "-upstream", build(ctx, t, dir, "apiextensions-apiserver", upstreamPackage))
+		if s.only != "" {
+			peer = append(peer, "-only", s.only)
+		}
+		report := runHarness(ctx, t, runner, filepath.Join(dir, "peer.json"), peer)
+		if err := report.WriteText(t.Output()); err != nil {
+			t.Fatal(err)
+		}
+		if s.jsonPath != "" {
+			if err := report.WriteJSONFile(s.jsonPath); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := report.Check(false); err != nil {
+			t.Error(err)
+		}
+		return
 	}
 	only := args
 	if s.authz {
@@ -296,6 +325,7 @@ func TestReadSettings(t *testing.T) {
 			want: settings{short: true, duration: 300 * time.Millisecond, scale: 1_000_000, scaleKind: bench.ScaleConfigMaps}},
 		{name: "scale of an unknown kind", env: map[string]string{"BENCH_SCALE_KIND": "pods"}, wantErr: `BENCH_SCALE_KIND="pods": want one of ["custom" "configmaps"]`},
 		{name: "features on", env: map[string]string{"BENCH_FEATURES": "1"}, want: settings{short: true, duration: 300 * time.Millisecond, features: true}},
+		{name: "peer", env: map[string]string{"BENCH_PEER": "1", "BENCH_DURATION": "2s"}, want: settings{short: true, duration: 2 * time.Second, peer: true}},
 		{name: "prebuilt apictl", env: map[string]string{"BENCH_APICTL": "/tmp/apictl"}, want: settings{short: true, duration: 300 * time.Millisecond, apictl: "/tmp/apictl"}},
 	}
 	for _, tt := range tests {

@@ -115,7 +115,7 @@ func measureAuthz(ctx context.Context, cfg Config, etcdURLs []string, dir, pki s
 				cfg.Logger.Info("measuring authorization", "operation", o, "mode", mode, "concurrency", c)
 				// Each round's creates need names of their own.
 				label := "authz-" + strings.ToLower(mode) + "-" + strconv.Itoa(round)
-				t, err := measure(ctx, c, w, serverWorkers(targets[mode], label)[o])
+				t, err := measure(ctx, c, w, serverWorkers(targets[mode], configMapKind(), label)[o])
 				if err != nil {
 					return nil, fmt.Errorf("%s with %s: %w", o, mode, err)
 				}

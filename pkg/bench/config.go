@@ -67,6 +67,11 @@ type Config struct {
 	// without seeding a million objects each time.
 	ScaleData string
 
+	// Upstream, when set, is an upstream apiextensions-apiserver binary, and Run does only the peer
+	// comparison (Peer) of apictl with it, using Duration, Warmup, Concurrency, ListObjects, Settle
+	// and Only, and none of the other measurements.
+	Upstream string
+
 	// WorkDir is where the run's temporary directory is made (default os.TempDir()). Everything the
 	// run writes goes there and is removed at the end.
 	WorkDir string

@@ -50,6 +50,18 @@ func configMap(namespace, name, rv string, revision int) []byte {
 	return append(b, `"}}`...)
 }
 
+// objectKind is what the operations need to know of the kind of object they read and write.
+type objectKind struct {
+	// collection is the path of a namespace's objects.
+	collection func(namespace string) string
+	// object is an object's JSON; rv, when not empty, is its metadata.resourceVersion (an update's
+	// precondition), and revision varies its content.
+	object func(namespace, name, rv string, revision int) []byte
+}
+
+// configMapKind is the kind the comparison with etcd works on: small ConfigMaps.
+func configMapKind() objectKind { return objectKind{collection: configMapsPath, object: configMap} }
+
 // httpTarget sends requests to one port of the server with one client.
 type httpTarget struct {
 	client *http.Client
@@ -137,12 +149,13 @@ func resourceVersionOf(body []byte) (string, error) {
 	return m.Metadata.ResourceVersion, nil
 }
 
-// serverWorkers returns, for each server operation, how a worker of a measurement labelled label
-// (unique per measurement: names of created objects derive from it) prepares.
-func serverWorkers(h httpTarget, label string) map[Operation]newWorker {
-	getPath := configMapsPath(listNamespace) + "/" + getName
-	listPath := configMapsPath(listNamespace)
-	writePath := configMapsPath(writeNamespace)
+// serverWorkers returns, for each server operation on objects of kind, how a worker of a
+// measurement labelled label (unique per measurement: names of created objects derive from it)
+// prepares.
+func serverWorkers(h httpTarget, kind objectKind, label string) map[Operation]newWorker {
+	getPath := kind.collection(listNamespace) + "/" + getName
+	listPath := kind.collection(listNamespace)
+	writePath := kind.collection(writeNamespace)
 	stateless := func(path string) newWorker {
 		return func(context.Context, int) (op, error) {
 			return func(ctx context.Context) error {
@@ -159,7 +172,7 @@ func serverWorkers(h httpTarget, label string) map[Operation]newWorker {
 			n := 0
 			return func(ctx context.Context) error {
 				n++
-				return h.do(ctx, http.MethodPost, writePath, configMap(writeNamespace, prefix+strconv.Itoa(n), "", n), http.StatusCreated, nil)
+				return h.do(ctx, http.MethodPost, writePath, kind.object(writeNamespace, prefix+strconv.Itoa(n), "", n), http.StatusCreated, nil)
 			}, nil
 		},
 		OpUpdate: func(ctx context.Context, w int) (op, error) {
@@ -178,7 +191,7 @@ func serverWorkers(h httpTarget, label string) map[Operation]newWorker {
 			n := 0
 			return func(ctx context.Context) error {
 				n++
-				if err := h.do(ctx, http.MethodPut, path, configMap(writeNamespace, name, rv, n), http.StatusOK, &buf); err != nil {
+				if err := h.do(ctx, http.MethodPut, path, kind.object(writeNamespace, name, rv, n), http.StatusOK, &buf); err != nil {
 					return err
 				}
 				next, err := resourceVersionOf(buf.Bytes())

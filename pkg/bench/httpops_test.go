@@ -148,7 +148,7 @@ func TestServerWorkersWrite(t *testing.T) {
 		fake.objects[updateName(w)] = 1
 	}
 	for _, label := range []string{"h1-c8", "h2-c8"} {
-		ops := serverWorkers(h, label)
+		ops := serverWorkers(h, configMapKind(), label)
 		for w := range 2 {
 			create, err := ops[OpCreate](ctx, w)
 			if err != nil {
@@ -172,7 +172,7 @@ func TestServerWorkersWrite(t *testing.T) {
 	if created := len(fake.objects) - 2; created != 2*2*3 {
 		t.Errorf("%d objects created, want 12 distinct ones", created)
 	}
-	if _, err := serverWorkers(h, "x")[OpUpdate](ctx, 7); err == nil {
+	if _, err := serverWorkers(h, configMapKind(), "x")[OpUpdate](ctx, 7); err == nil {
 		t.Error("an update worker prepared without its object")
 	}
 }

@@ -15,6 +15,9 @@ import (
 // WriteText prints the report as aligned tables under a description of the machine and the set-up,
 // ready to paste into a note.
 func (r *Report) WriteText(w io.Writer) error {
+	if r.Peer != nil {
+		return r.writePeerText(w)
+	}
 	e := r.Environment
 	mode := "full"
 	if e.Short {
@@ -53,6 +56,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Scale != nil {
 		tables = append(tables, r.Scale.table())
 	}
+	return writeTables(w, tables)
+}
+
+// writeTables prints tables aligned, a blank line between them.
+func writeTables(w io.Writer, tables []output.Table) error {
 	for i, t := range tables {
 		if i > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {

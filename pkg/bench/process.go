@@ -171,6 +171,46 @@ func parseProcStatus(r io.Reader) (procMemory, error) {
 	return m, nil
 }
 
+// userHZ is the unit of the CPU times in /proc/<pid>/stat: fixed at 100 per second in Linux's ABI,
+// whatever the kernel's own tick.
+const userHZ = 100
+
+// cpuTime reads the CPU time the process has used so far, user and system, all threads.
+func (p *process) cpuTime() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading the CPU time of %s: %w", p.name, err)
+	}
+	d, err := parseProcStat(string(b))
+	if err != nil {
+		return 0, fmt.Errorf("reading the CPU time of %s: %w", p.name, err)
+	}
+	return d, nil
+}
+
+// parseProcStat returns utime + stime from a /proc/<pid>/stat line. The command name in parentheses
+// may hold spaces and parentheses itself, so the fields are counted from the last ')'.
+func parseProcStat(line string) (time.Duration, error) {
+	i := strings.LastIndexByte(line, ')')
+	if i < 0 {
+		return 0, errors.New("no ')' after the command name")
+	}
+	// After ")": state (field 3), ... utime (field 14), stime (field 15).
+	f := strings.Fields(line[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("CPU ticks %q: %w", s, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
+}
+
 // waitFor polls cond every interval until it returns true, the process exits or ctx ends.
 func (p *process) waitFor(ctx context.Context, what string, interval time.Duration, cond func(context.Context) bool) error {
 	t := time.NewTicker(interval)

@@ -90,6 +90,9 @@ type Report struct {
 	Churn *Churn `json:"namespaceChurn,omitempty"`
 	// Scale is set when the run measured at scale (Config.ScaleObjects).
 	Scale *Scale `json:"scale,omitempty"`
+	// Peer is set, and nothing else measured, when the run compared apictl with the upstream
+	// apiextensions-apiserver (Config.Upstream).
+	Peer *Peer `json:"peer,omitempty"`
 }
 
 // Result is one measurement.
@@ -243,6 +246,9 @@ func (r *Report) Check(guard bool) error {
 	}
 	if r.Scale != nil {
 		errs = append(errs, r.Scale.problems(guard)...)
+	}
+	if r.Peer != nil {
+		errs = append(errs, r.Peer.problems()...)
 	}
 	if guard {
 		for _, ra := range r.Ratios {

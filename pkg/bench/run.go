@@ -46,6 +46,13 @@ func Run(ctx context.Context, cfg Config) (_ *Report, err error) {
 	env := currentEnvironment()
 	env.Warmup, env.Duration, env.Short = cfg.Warmup, cfg.Duration, cfg.Short
 	report := &Report{Environment: env}
+	if cfg.Upstream != "" {
+		report.Peer, err = comparePeer(ctx, cfg, filepath.Join(dir, "peer"))
+		if err != nil {
+			return nil, err
+		}
+		return report, nil
+	}
 
 	if len(cfg.Only) == 0 {
 		if report.Startup, report.Memory, err = startupAndMemory(ctx, cfg, filepath.Join(dir, "embedded")); err != nil {
@@ -255,7 +262,7 @@ func measureConcurrency(ctx context.Context, cfg Config, s *server, features *fe
 			return nil, err
 		}
 		defer h.client.CloseIdleConnections()
-		serverOps[via] = serverWorkers(h, viaLabel(via)+"-"+label)
+		serverOps[via] = serverWorkers(h, configMapKind(), viaLabel(via)+"-"+label)
 	}
 	if features != nil {
 		h, err := features.s.authzTarget(ctx, c)
@@ -265,7 +272,7 @@ func measureConcurrency(ctx context.Context, cfg Config, s *server, features *fe
 		defer h.client.CloseIdleConnections()
 		vias = append(vias, ViaFeatures)
 		servers[ViaFeatures], scrapeCosts[ViaFeatures] = features.s, features.scrapeCost
-		serverOps[ViaFeatures] = serverWorkers(h, viaLabel(ViaFeatures)+"-"+label)
+		serverOps[ViaFeatures] = serverWorkers(h, configMapKind(), viaLabel(ViaFeatures)+"-"+label)
 	}
 	var results []Result
 	for _, step := range plan {

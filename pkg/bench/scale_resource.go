@@ -86,12 +86,24 @@ const (
 // scaleCustomObject is a seeded custom object: about 525 bytes as listed, with the metadata and
 // managed fields the server adds (generation, a longer apiVersion twice).
 func scaleCustomObject(namespace, name string, i int) []byte {
-	b := make([]byte, 0, 224)
+	return record(namespace, name, "", i)
+}
+
+// record is a custom object of the seeded CRD; rv, when not empty, is sent as
+// metadata.resourceVersion (an update's precondition).
+func record(namespace, name, rv string, i int) []byte {
+	b := make([]byte, 0, 256)
 	b = append(b, `{"apiVersion":"`+scaleGroup+`/v1","kind":"Record","metadata":{"name":"`...)
 	b = append(b, name...)
 	b = append(b, `","namespace":"`...)
 	b = append(b, namespace...)
-	b = append(b, `","labels":{"app":"bench-scale"}},"spec":{"index":`...)
+	b = append(b, '"')
+	if rv != "" {
+		b = append(b, `,"resourceVersion":"`...)
+		b = append(b, rv...)
+		b = append(b, '"')
+	}
+	b = append(b, `,"labels":{"app":"bench-scale"}},"spec":{"index":`...)
 	b = strconv.AppendInt(b, int64(i), 10)
 	return append(b, `}}`...)
 }

@@ -61,12 +61,17 @@ func createNamespace(ctx context.Context, h httpTarget, ns string) error {
 
 // createConfigMaps creates n ConfigMaps in ns named by name(i).
 func createConfigMaps(ctx context.Context, h httpTarget, ns string, n int, name func(int) string) error {
-	path := configMapsPath(ns)
+	return createObjects(ctx, h, configMapKind(), ns, n, name)
+}
+
+// createObjects creates n objects of kind in ns named by name(i).
+func createObjects(ctx context.Context, h httpTarget, kind objectKind, ns string, n int, name func(int) string) error {
+	path := kind.collection(ns)
 	err := parallel(ctx, n, seedConcurrency, func(ctx context.Context, i int) error {
-		return h.do(ctx, http.MethodPost, path, configMap(ns, name(i), "", 0), http.StatusCreated, nil)
+		return h.do(ctx, http.MethodPost, path, kind.object(ns, name(i), "", 0), http.StatusCreated, nil)
 	})
 	if err != nil {
-		return fmt.Errorf("creating %d ConfigMaps in %s: %w", n, ns, err)
+		return fmt.Errorf("creating %d objects in %s: %w", n, path, err)
 	}
 	return nil
 }

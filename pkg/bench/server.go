@@ -27,6 +27,9 @@ type server struct {
 	dataDir     string
 	insecureURL string
 	secureURL   string
+	// readyURL is the /readyz the harness polls: on the insecure port for apictl, on the secure one
+	// for the upstream server, which has no other.
+	readyURL string
 	// probe is a small client for readiness, seeding checks and /metrics, apart from the measured ones.
 	probe *http.Client
 }
@@ -78,6 +81,7 @@ func tryStartServer(ctx context.Context, binary, dataDir string, etcdURLs []stri
 		dataDir:     dataDir,
 		insecureURL: "http://127.0.0.1:" + strconv.Itoa(ports[0]),
 		secureURL:   "https://127.0.0.1:" + strconv.Itoa(ports[1]),
+		readyURL:    "http://127.0.0.1:" + strconv.Itoa(ports[0]) + "/readyz",
 		probe:       &http.Client{Transport: &http.Transport{Proxy: nil, DisableCompression: true}, Timeout: 10 * time.Second},
 	}
 	began := time.Now()
@@ -85,14 +89,7 @@ func tryStartServer(ctx context.Context, binary, dataDir string, etcdURLs []stri
 	if err != nil {
 		return nil, 0, err
 	}
-	var took time.Duration
-	err = s.proc.waitFor(ctx, "apictl serve to be ready", interval, func(ctx context.Context) bool {
-		if s.ready(ctx) {
-			took = time.Since(began)
-			return true
-		}
-		return false
-	})
+	took, err := s.waitReady(ctx, "apictl serve", began, interval)
 	if err != nil {
 		s.stop()
 		if strings.Contains(s.proc.output.String(), "address already in use") {
@@ -103,11 +100,24 @@ func tryStartServer(ctx context.Context, binary, dataDir string, etcdURLs []stri
 	return s, took, nil
 }
 
-// ready asks /readyz on the insecure port.
+// waitReady polls /readyz every interval until it answers 200 and returns the time since began.
+func (s *server) waitReady(ctx context.Context, name string, began time.Time, interval time.Duration) (time.Duration, error) {
+	var took time.Duration
+	err := s.proc.waitFor(ctx, name+" to be ready", interval, func(ctx context.Context) bool {
+		if s.ready(ctx) {
+			took = time.Since(began)
+			return true
+		}
+		return false
+	})
+	return took, err
+}
+
+// ready asks the server's /readyz.
 func (s *server) ready(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.insecureURL+"/readyz", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.readyURL, nil)
 	if err != nil {
 		return false
 	}

@@ -1,0 +1,81 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apictl/apictl/pkg/output"
+)
+
+// writePeerText prints a peer comparison: the set-up, then throughput and CPU per request of each
+// operation on both servers, then their start-up and memory, each with apictl ÷ upstream.
+func (r *Report) writePeerText(w io.Writer) error {
+	e, p := r.Environment, r.Peer
+	var b strings.Builder
+	fmt.Fprintf(&b, "apictl serve vs %s: %s %s/%s, GOMAXPROCS %d, %d CPUs (%s)\n", p.Upstream, e.GoVersion, e.OS, e.Arch, e.GOMAXPROCS, e.NumCPU, e.CPUModel)
+	fmt.Fprintf(&b, "each measurement %s after a %s warm-up, the two servers alternating which goes first\n", e.Duration, e.Warmup)
+	fmt.Fprintf(&b, "both on one etcd (%s), each under a prefix of its own; objects: %s\n", e.Etcd, p.Objects)
+	fmt.Fprintf(&b, "clients: %s\n", p.Client)
+	if len(p.StubAsked) > 0 {
+		fmt.Fprintf(&b, "the upstream server asked the core API stub: %s\n", strings.Join(p.StubAsked, ", "))
+	}
+	b.WriteString("\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	return writeTables(w, []output.Table{p.table(), p.processTable()})
+}
+
+// table shows each operation's throughput and the servers' CPU per request.
+func (p *Peer) table() output.Table {
+	t := output.Table{
+		Title: fmt.Sprintf("apictl ÷ upstream, %d objects listed (CPU: the server process's, per request)", p.Listed),
+		Header: []string{"OPERATION", "CONC", "UPSTREAM REQ/S", "APICTL REQ/S", "RATIO",
+			"UPSTREAM CPU/REQ", "APICTL CPU/REQ", "CPU RATIO", "UPSTREAM P99", "APICTL P99", "FAILED"},
+	}
+	for _, r := range p.Results {
+		t.Rows = append(t.Rows, []string{string(r.Operation), strconv.Itoa(r.Concurrency),
+			formatRate(r.Upstream.PerSecond), formatRate(r.Apictl.PerSecond), formatRatio(r.Ratio()),
+			formatLatency(r.Upstream.CPUPerRequest), formatLatency(r.Apictl.CPUPerRequest),
+			formatRatio(PeerPair{Upstream: int64(r.Upstream.CPUPerRequest), Apictl: int64(r.Apictl.CPUPerRequest)}.Ratio()),
+			formatLatency(r.Upstream.P99), formatLatency(r.Apictl.P99),
+			strconv.Itoa(r.Upstream.Failed) + " / " + strconv.Itoa(r.Apictl.Failed)})
+	}
+	return t
+}
+
+// processTable shows start-up times and resident memory.
+func (p *Peer) processTable() output.Table {
+	ready := func(v int64) string { return formatLatency(time.Duration(v)) }
+	return output.Table{
+		Title:  "apictl ÷ upstream, the processes (on the harness's etcd)",
+		Header: []string{"MEASURE", "UPSTREAM", "APICTL", "RATIO"},
+		Rows: [][]string{
+			{"ready after start, nothing stored", ready(p.ReadyEmpty.Upstream), ready(p.ReadyEmpty.Apictl), formatRatio(p.ReadyEmpty.Ratio())},
+			{fmt.Sprintf("ready after restart, %d objects stored", p.MemoryObjects), ready(p.ReadyLoaded.Upstream), ready(p.ReadyLoaded.Apictl), formatRatio(p.ReadyLoaded.Ratio())},
+			{fmt.Sprintf("resident memory, %d objects listed once (VmRSS)", p.MemoryObjects), formatBytes(p.RSS.Upstream), formatBytes(p.RSS.Apictl), formatRatio(p.RSS.Ratio())},
+		},
+	}
+}
+
+// problems are the peer comparison's failed requests, on either server.
+func (p *Peer) problems() []error {
+	var errs []error
+	for _, r := range p.Results {
+		for _, side := range []struct {
+			name string
+			s    PeerSide
+		}{{"upstream", r.Upstream}, {"apictl", r.Apictl}} {
+			if side.s.Failed > 0 {
+				errs = append(errs, fmt.Errorf("peer comparison, %s at concurrency %d on %s: %d requests failed, the first with: %s",
+					r.Operation, r.Concurrency, side.name, side.s.Failed, side.s.FirstError))
+			}
+		}
+	}
+	return errs
+}
+
+func formatRatio(v float64) string { return fmt.Sprintf("%.2f×", v) }
