@@ -16,7 +16,7 @@ func (r *Report) writePeerText(w io.Writer) error {
 	e, p := r.Environment, r.Peer
 	var b strings.Builder
 	fmt.Fprintf(&b, "apictl serve vs %s: %s %s/%s, GOMAXPROCS %d, %d CPUs (%s)\n", p.Upstream, e.GoVersion, e.OS, e.Arch, e.GOMAXPROCS, e.NumCPU, e.CPUModel)
-	fmt.Fprintf(&b, "each measurement %s after a %s warm-up, the two servers alternating which goes first\n", e.Duration, e.Warmup)
+	fmt.Fprintf(&b, "each measurement %s after a %s warm-up, the two servers alternating which goes first, each keeping its best of %d rounds\n", e.Duration, e.Warmup, PeerRounds)
 	fmt.Fprintf(&b, "both on one etcd (%s), each under a prefix of its own; objects: %s\n", e.Etcd, p.Objects)
 	fmt.Fprintf(&b, "clients: %s\n", p.Client)
 	if len(p.StubAsked) > 0 {

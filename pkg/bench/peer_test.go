@@ -277,3 +277,22 @@ func TestStubKubeconfig(t *testing.T) {
 		}
 	}
 }
+
+func TestPeerSideBest(t *testing.T) {
+	slow := PeerSide{PerSecond: 100, Failed: 1, FirstError: "boom"}
+	fast := PeerSide{PerSecond: 300}
+	for _, tc := range []struct {
+		name        string
+		first, then PeerSide
+	}{
+		{"the faster comes second", slow, fast},
+		{"the faster comes first", fast, slow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := PeerSide{}.best(tc.first).best(tc.then)
+			if got.PerSecond != 300 || got.Failed != 1 || got.FirstError != "boom" {
+				t.Errorf("best = %+v, want the faster round with the slower one's failure", got)
+			}
+		})
+	}
+}
