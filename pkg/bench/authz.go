@@ -185,19 +185,30 @@ func createRoleBinding(ctx context.Context, h httpTarget, namespace, name, user 
 
 // waitAllowed waits until the measured user may read the object GET reads.
 func waitAllowed(ctx context.Context, h httpTarget) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	path := configMapsPath(listNamespace) + "/" + getName
+	return retry(ctx, "the measured user is still refused", func(ctx context.Context) error {
+		return h.do(ctx, http.MethodGet, path, nil, http.StatusOK, nil)
+	})
+}
+
+// retry calls try until it succeeds, for at most retryFor, and fails with what and try's last error.
+func retry(ctx context.Context, what string, try func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, retryFor)
+	defer cancel()
 	for {
-		err := h.do(ctx, http.MethodGet, path, nil, http.StatusOK, nil)
+		err := try(ctx)
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("the measured user is still refused: %w", err)
+			return fmt.Errorf("%s: %w", what, err)
 		}
 		if err := sleep(ctx, 50*time.Millisecond); err != nil {
 			return err
 		}
 	}
 }
+
+// retryFor bounds retry: what it waits for (a binding, a policy, a CRD reaching a cache) takes
+// milliseconds.
+const retryFor = 30 * time.Second

@@ -143,19 +143,8 @@ func checkAudited(dir string) error {
 // waitPolicy waits until the admission policy refuses what it should: then it also runs on what
 // the measurement writes.
 func waitPolicy(ctx context.Context, admin httpTarget) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
 	body := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"vap-probe-","labels":{"` + featuresLabel + `":"deny"}}}`)
-	for {
-		err := admin.do(ctx, http.MethodPost, configMapsPath(writeNamespace)+"?dryRun=All", body, http.StatusUnprocessableEntity, nil)
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("the admission policy does not refuse a ConfigMap labelled %s=deny: %w", featuresLabel, err)
-		}
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
-			return err
-		}
-	}
+	return retry(ctx, "the admission policy does not refuse a ConfigMap labelled "+featuresLabel+"=deny", func(ctx context.Context) error {
+		return admin.do(ctx, http.MethodPost, configMapsPath(writeNamespace)+"?dryRun=All", body, http.StatusUnprocessableEntity, nil)
+	})
 }

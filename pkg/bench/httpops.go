@@ -31,11 +31,13 @@ func configMapsPath(namespace string) string {
 	return "/api/v1/namespaces/" + namespace + "/configmaps"
 }
 
-// configMap is the JSON of a small ConfigMap: a few short data keys, as applications keep. rv, when
-// not empty, is sent as metadata.resourceVersion (an update's precondition).
-func configMap(namespace, name, rv string, revision int) []byte {
-	b := make([]byte, 0, 256)
-	b = append(b, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"`...)
+// appendObjectHead appends an object's JSON up to the end of its metadata: typeMeta is its quoted
+// apiVersion and kind as JSON (`"v1","kind":"ConfigMap"`), rv, when not empty, its
+// metadata.resourceVersion (an update's precondition), app the value of its label app.
+func appendObjectHead(b []byte, typeMeta, namespace, name, rv, app string) []byte {
+	b = append(b, `{"apiVersion":`...)
+	b = append(b, typeMeta...)
+	b = append(b, `,"metadata":{"name":"`...)
 	b = append(b, name...)
 	b = append(b, `","namespace":"`...)
 	b = append(b, namespace...)
@@ -45,7 +47,16 @@ func configMap(namespace, name, rv string, revision int) []byte {
 		b = append(b, rv...)
 		b = append(b, '"')
 	}
-	b = append(b, `,"labels":{"app":"bench"}},"data":{"mode":"fast","region":"eu-west-1","revision":"`...)
+	b = append(b, `,"labels":{"app":"`...)
+	b = append(b, app...)
+	return append(b, `"}}`...)
+}
+
+// configMap is the JSON of a small ConfigMap: a few short data keys, as applications keep. rv, when
+// not empty, is sent as metadata.resourceVersion (an update's precondition).
+func configMap(namespace, name, rv string, revision int) []byte {
+	b := appendObjectHead(make([]byte, 0, 256), `"v1","kind":"ConfigMap"`, namespace, name, rv, "bench")
+	b = append(b, `,"data":{"mode":"fast","region":"eu-west-1","revision":"`...)
 	b = strconv.AppendInt(b, int64(revision), 10)
 	return append(b, `"}}`...)
 }

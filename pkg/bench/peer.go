@@ -300,20 +300,9 @@ func seedPeer(ctx context.Context, cfg Config, side *peerSide, kind objectKind) 
 
 // waitServed waits until a LIST of path answers 200.
 func waitServed(ctx context.Context, h httpTarget, path string) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	for {
-		err := h.do(ctx, http.MethodGet, path, nil, http.StatusOK, nil)
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("waiting for %s to be served: %w", path, err)
-		}
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
-			return err
-		}
-	}
+	return retry(ctx, "waiting for "+path+" to be served", func(ctx context.Context) error {
+		return h.do(ctx, http.MethodGet, path, nil, http.StatusOK, nil)
+	})
 }
 
 // waitListed waits until a LIST of path returns the want listed objects, which one served from a

@@ -66,12 +66,8 @@ func (r scaleResource) needle() []byte { return []byte(`"name":"` + r.prefix) }
 // scaleConfigMap is a seeded ConfigMap: with the server's metadata and the managed fields of the
 // "bench" field manager, about 480 bytes of compact JSON as listed.
 func scaleConfigMap(namespace, name string, i int) []byte {
-	b := make([]byte, 0, 192)
-	b = append(b, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"`...)
-	b = append(b, name...)
-	b = append(b, `","namespace":"`...)
-	b = append(b, namespace...)
-	b = append(b, `","labels":{"app":"bench-scale"}},"data":{"index":"`...)
+	b := appendObjectHead(make([]byte, 0, 192), `"v1","kind":"ConfigMap"`, namespace, name, "", "bench-scale")
+	b = append(b, `,"data":{"index":"`...)
 	b = append(b, fmt.Sprintf("%07d", i)...)
 	return append(b, `","region":"eu-west-1"}}`...)
 }
@@ -92,18 +88,8 @@ func scaleCustomObject(namespace, name string, i int) []byte {
 // record is a custom object of the seeded CRD; rv, when not empty, is sent as
 // metadata.resourceVersion (an update's precondition).
 func record(namespace, name, rv string, i int) []byte {
-	b := make([]byte, 0, 256)
-	b = append(b, `{"apiVersion":"`+scaleGroup+`/v1","kind":"Record","metadata":{"name":"`...)
-	b = append(b, name...)
-	b = append(b, `","namespace":"`...)
-	b = append(b, namespace...)
-	b = append(b, '"')
-	if rv != "" {
-		b = append(b, `,"resourceVersion":"`...)
-		b = append(b, rv...)
-		b = append(b, '"')
-	}
-	b = append(b, `,"labels":{"app":"bench-scale"}},"spec":{"index":`...)
+	b := appendObjectHead(make([]byte, 0, 256), `"`+scaleGroup+`/v1","kind":"Record"`, namespace, name, rv, "bench-scale")
+	b = append(b, `,"spec":{"index":`...)
 	b = strconv.AppendInt(b, int64(i), 10)
 	return append(b, `}}`...)
 }

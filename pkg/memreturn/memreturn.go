@@ -46,7 +46,8 @@ func Run(ctx context.Context, cfg Config) {
 	defer t.Stop()
 	metrics.Read(samples)
 	lastAllocs := samples[0].Value.Uint64()
-	forced, forcedAt := false, uint64(0)
+	// forcedAt is the allocation count at the last forced collection; 0 until the first.
+	var forcedAt uint64
 	for {
 		select {
 		case <-ctx.Done():
@@ -62,10 +63,10 @@ func Run(ctx context.Context, cfg Config) {
 		// Not a quarter of the live heap as the first bar: a server that reports ready before its
 		// largest cache has filled (a custom resource of a million objects) ends its start with the
 		// last collection's live heap at 1.2 GB and 0.35 GB of garbage, below that bar, kept for good.
-		due := !forced || allocs-forcedAt > max(cfg.MinSlackBytes, live/4)
+		due := forcedAt == 0 || allocs-forcedAt > max(cfg.MinSlackBytes, live/4)
 		if idle && due && held > live && held-live > cfg.MinSlackBytes {
 			debug.FreeOSMemory()
-			forced, forcedAt = true, allocs
+			forcedAt = allocs
 		}
 	}
 }

@@ -114,7 +114,7 @@ func (s *scope) filter(l labels.Selector, f fields.Selector) storage.Filter {
 }
 
 // selection is filter for a watch, as a storage.SharedFilter: the watch cache reads each change once
-// for all the watchers of the resource with the scope's reader. It is nil when the selectors select
+// for all the watchers of the resource with selectReader. It is nil when the selectors select
 // everything, and for selectors on a custom resource's selectable fields, which filter reads alone.
 func (s *scope) selection(l labels.Selector, f fields.Selector) *storage.SharedFilter {
 	if l.Empty() && f.Empty() || len(s.selectable) > 0 && selectsCustomFields(f) {
@@ -126,7 +126,7 @@ func (s *scope) selection(l labels.Selector, f fields.Selector) *storage.SharedF
 			f = mapped
 		}
 	}
-	return &storage.SharedFilter{Reader: s.reader(), Match: func(read any) bool {
+	return &storage.SharedFilter{Reader: selectReader, Match: func(read any) bool {
 		o := read.(*selectable)
 		if !l.Matches(labels.Set(o.Metadata.Labels)) {
 			return false
@@ -144,23 +144,13 @@ func (s *scope) selectedKind() string {
 	return s.res.Kind
 }
 
-// reader is the scope's storage.Reader, made with the scope (newScope), or one of its own for a
-// scope made otherwise.
-func (s *scope) reader() *storage.Reader {
-	if s.selectReader != nil {
-		return s.selectReader
+// selectReader reads what built-in selectors match: labels and the selectable fields of every
+// built-in kind (selectable). The reading does not depend on the kind (Match picks the fields), so
+// one Reader, never modified, serves every scope and every watch shares it.
+var selectReader = &storage.Reader{Read: func(kv storage.KeyValue) (any, error) {
+	o := new(selectable)
+	if err := json.Unmarshal(kv.Value, o); err != nil {
+		return nil, fmt.Errorf("reading the labels of %s: %w", kv.Key, err)
 	}
-	return newSelectReader()
-}
-
-// newSelectReader reads what built-in selectors match: labels and the selectable fields of every
-// built-in kind (selectable).
-func newSelectReader() *storage.Reader {
-	return &storage.Reader{Read: func(kv storage.KeyValue) (any, error) {
-		o := new(selectable)
-		if err := json.Unmarshal(kv.Value, o); err != nil {
-			return nil, fmt.Errorf("reading the labels of %s: %w", kv.Key, err)
-		}
-		return o, nil
-	}}
-}
+	return o, nil
+}}

@@ -157,9 +157,6 @@ type scope struct {
 	terminating bool
 	// selectable are a custom resource's selectable fields.
 	selectable []selectableField
-	// selectReader reads what the scope's selectors match, one for every watch of the scope, so that
-	// the watch cache reads a change once for all of them (selection).
-	selectReader *storage.Reader
 	// conv converts the objects of a CRD with several versions (convert.go); nil for built-in
 	// resources and single-version CRDs, whose objects are stored at the version they are served.
 	conv *crconvert.Converter
@@ -186,7 +183,6 @@ func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema
 		s.objectGVK = sub.GroupVersionKind(gvr.GroupVersion())
 	}
 	s.selectable = newSelectableFields(res.SelectableFields)
-	s.selectReader = newSelectReader()
 	s.itemTypeMeta = []byte(`{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)
 	if strategy != nil && sub == nil {
 		s.stored = strategy.Stored

@@ -81,12 +81,12 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 		return
 	}
 	sendInitial := opts.sendInitialEvents != nil && *opts.sendInitialEvents
-	watcher, err := source.WatchEvents(ctx, s.prefix(p.Namespace), cacher.WatchOptions{
-		ResourceVersion:   opts.resourceVersion,
-		SendInitialEvents: sendInitial,
-		Filter:            s.filter(opts.labels, opts.fields),
-		Shared:            s.selection(opts.labels, opts.fields),
-	})
+	wopts := cacher.WatchOptions{ResourceVersion: opts.resourceVersion, SendInitialEvents: sendInitial,
+		Shared: s.selection(opts.labels, opts.fields)}
+	if wopts.Shared == nil {
+		wopts.Filter = s.filter(opts.labels, opts.fields) // selectable fields of a custom resource, or none
+	}
+	watcher, err := source.WatchEvents(ctx, s.prefix(p.Namespace), wopts)
 	if err != nil {
 		if ctx.Err() != nil && r.Context().Err() == nil {
 			// The watch's own timeout ended while it waited for a future resourceVersion: kube ends such
