@@ -25,6 +25,7 @@ import (
 	informers "k8s.io/kube-aggregator/pkg/client/informers/externalversions/apiregistration/v1"
 	listers "k8s.io/kube-aggregator/pkg/client/listers/apiregistration/v1"
 
+	"github.com/apictl/apictl/pkg/controllers/synced"
 	"github.com/apictl/apictl/pkg/serve"
 )
 
@@ -127,7 +128,7 @@ func New(cfg Config) (*Controller, error) {
 // Start waits for the APIServices to be listed and installs a proxy for each remote one, so that
 // the server answers for them once Start returns; discovery and OpenAPI follow as Run fetches them.
 func (c *Controller) Start(ctx context.Context) error {
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
+	if !synced.Wait(ctx, c.synced) {
 		return fmt.Errorf("the APIService informer did not sync: %w", ctx.Err())
 	}
 	all, err := c.lister.List(labels.Everything())

@@ -15,6 +15,7 @@ import (
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	aggregatorinformers "k8s.io/kube-aggregator/pkg/client/informers/externalversions"
 
+	"github.com/apictl/apictl/pkg/controllers/synced"
 	"github.com/apictl/apictl/pkg/resolver"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve"
@@ -65,7 +66,7 @@ func newClients(s *serve.Server, api *routes.API, caches *watchCaches, bg *backg
 				c.apiServiceSet.Shutdown()
 			}
 		})
-		for typ, ok := range c.informers.WaitForCacheSync(ctx.Done()) {
+		for typ, ok := range synced.WaitFactory(ctx, c.informers) {
 			if !ok {
 				return fmt.Errorf("the %v informer did not sync: %w", typ, ctx.Err())
 			}

@@ -31,6 +31,8 @@ import (
 	apiregistrationclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset/typed/apiregistration/v1"
 	apiregistrationinformers "k8s.io/kube-aggregator/pkg/client/informers/externalversions/apiregistration/v1"
 	apiregistrationlisters "k8s.io/kube-aggregator/pkg/client/listers/apiregistration/v1"
+
+	"github.com/apictl/apictl/pkg/controllers/synced"
 )
 
 // Recheck is how often kube looks at every APIService again (its informer resync).
@@ -196,7 +198,7 @@ func (c *Controller) enqueueFor(namespace, name string) {
 func (c *Controller) Run(ctx context.Context, workers int) {
 	defer c.removeHandlers()
 	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+	if !synced.Wait(ctx, c.synced...) {
 		return
 	}
 	var wg sync.WaitGroup

@@ -21,6 +21,8 @@ import (
 	apiregistrationclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset/typed/apiregistration/v1"
 	apiregistrationinformers "k8s.io/kube-aggregator/pkg/client/informers/externalversions/apiregistration/v1"
 	apiregistrationlisters "k8s.io/kube-aggregator/pkg/client/listers/apiregistration/v1"
+
+	"github.com/apictl/apictl/pkg/controllers/synced"
 )
 
 // Kube's label and its values (k8s.io/kube-aggregator/pkg/controllers/autoregister).
@@ -126,7 +128,7 @@ func (c *Controller) RemoveAPIServiceToSync(name string) {
 // ends; it returns when the workers have stopped.
 func (c *Controller) Run(ctx context.Context, workers int) {
 	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
+	if !synced.Wait(ctx, c.synced) {
 		return
 	}
 	existing, err := c.lister.List(labels.Everything())

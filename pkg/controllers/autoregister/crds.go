@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
+	"github.com/apictl/apictl/pkg/controllers/synced"
 )
 
 // CRDPriority is what kube's crdRegistrationController gives every CRD group version: a low group
@@ -83,7 +85,7 @@ func (c *CRDs) InitialSync() <-chan struct{} { return c.initial }
 // Run waits for the informer, registers the CRDs present, then follows changes until ctx ends.
 func (c *CRDs) Run(ctx context.Context) {
 	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
+	if !synced.Wait(ctx, c.synced) {
 		return
 	}
 	crds, err := c.lister.List(labels.Everything())

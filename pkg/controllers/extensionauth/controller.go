@@ -24,6 +24,8 @@ import (
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/apictl/apictl/pkg/controllers/synced"
 )
 
 // Kube's names.
@@ -105,7 +107,7 @@ func (c *Controller) Run(ctx context.Context) {
 	defer wg.Wait()
 	defer c.queue.ShutDown()
 	wg.Go(func() { c.informer.RunWithContext(ctx) })
-	if !cache.WaitForCacheSync(ctx.Done(), c.informer.HasSynced) {
+	if !synced.Wait(ctx, c.informer.HasSynced) {
 		return
 	}
 	wg.Go(func() {
