@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +50,10 @@ type Peer struct {
 	// have them cached) when its resident set, RSS, is read.
 	MemoryObjects int      `json:"memoryObjects"`
 	RSS           PeerPair `json:"rss"`
+	// RSSAnon and RSSFile divide RSS into anonymous memory (heap, stacks) and file pages mapped (the
+	// binary's code and data that have been touched), which a server's dependencies set.
+	RSSAnon PeerPair `json:"rssAnon"`
+	RSSFile PeerPair `json:"rssFile"`
 	// StubAsked lists what the upstream server asked of the core API stub, for the report's reader
 	// to see that it stayed off the measured path.
 	StubAsked []string `json:"stubAsked"`
@@ -98,8 +103,15 @@ type PeerSide struct {
 	// CPUPerRequest is the server process's CPU time (user and system, from /proc) over the whole
 	// measurement, warm-up included, divided by every request sent in it.
 	CPUPerRequest time.Duration `json:"cpuPerRequest"`
-	Failed        int           `json:"failed"`
-	FirstError    string        `json:"firstError,omitempty"`
+	// EtcdCPUPerRequest and ClientCPUPerRequest are the same for the harness's etcd process and for
+	// the harness itself (its clients; the core API stub beside them idles once the servers have
+	// started). The three share the machine's CPUs, so they show where a row's time went.
+	EtcdCPUPerRequest   time.Duration `json:"etcdCpuPerRequest"`
+	ClientCPUPerRequest time.Duration `json:"clientCpuPerRequest"`
+	// Busy is the share of the machine's CPUs the three used over the measurement.
+	Busy       float64 `json:"busy"`
+	Failed     int     `json:"failed"`
+	FirstError string  `json:"firstError,omitempty"`
 }
 
 // best keeps the faster of two rounds, with the failures of both: a failed request in any round
@@ -220,7 +232,7 @@ func comparePeer(ctx context.Context, cfg Config, dir string) (_ *Peer, err erro
 					cfg.Logger.Info("measuring", "server", side.name, "operation", o, "concurrency", c, "round", round+1)
 					// Each round's creates need names of their own.
 					label := "peer-c" + strconv.Itoa(c) + "-r" + strconv.Itoa(round)
-					ps, err := measurePeer(ctx, side.s, serverWorkers(targets[i], kind, label)[o], c, w)
+					ps, err := measurePeer(ctx, side.s, etcd.proc, serverWorkers(targets[i], kind, label)[o], c, w)
 					if err != nil {
 						return nil, fmt.Errorf("%s on %s at concurrency %d: %w", o, side.name, c, err)
 					}
@@ -320,28 +332,51 @@ func waitListed(ctx context.Context, h httpTarget, path string, want int) error 
 	}
 }
 
-// measurePeer measures one operation on s and the CPU time s used meanwhile.
-func measurePeer(ctx context.Context, s *server, prepare newWorker, c int, w window) (PeerSide, error) {
-	before, err := s.proc.cpuTime()
+// measurePeer measures one operation on s and the CPU time s, etcd and the harness used meanwhile.
+func measurePeer(ctx context.Context, s *server, etcd *process, prepare newWorker, c int, w window) (PeerSide, error) {
+	before, err := peerCPU(s, etcd)
 	if err != nil {
 		return PeerSide{}, err
 	}
+	begin := time.Now()
 	t, err := measure(ctx, c, w, prepare)
 	if err != nil {
 		return PeerSide{}, err
 	}
-	after, err := s.proc.cpuTime()
+	wall := time.Since(begin)
+	after, err := peerCPU(s, etcd)
 	if err != nil {
 		return PeerSide{}, err
 	}
 	ps := PeerSide{PerSecond: t.PerSecond(), P50: t.Percentile(50), P99: t.Percentile(99), Failed: t.Failed}
 	if t.Issued > 0 {
-		ps.CPUPerRequest = (after - before) / time.Duration(t.Issued)
+		n := time.Duration(t.Issued)
+		ps.CPUPerRequest = (after[0] - before[0]) / n
+		ps.EtcdCPUPerRequest = (after[1] - before[1]) / n
+		ps.ClientCPUPerRequest = (after[2] - before[2]) / n
+	}
+	if wall > 0 {
+		used := (after[0] - before[0]) + (after[1] - before[1]) + (after[2] - before[2])
+		ps.Busy = float64(used) / (float64(wall) * float64(runtime.NumCPU()))
 	}
 	if t.FirstError != nil {
 		ps.FirstError = t.FirstError.Error()
 	}
 	return ps, nil
+}
+
+// peerCPU reads the CPU time used so far by s, by etcd and by the harness itself.
+func peerCPU(s *server, etcd *process) ([3]time.Duration, error) {
+	var cpu [3]time.Duration
+	var err error
+	if cpu[0], err = s.proc.cpuTime(); err != nil {
+		return cpu, err
+	}
+	if cpu[1], err = etcd.cpuTime(); err != nil {
+		return cpu, err
+	}
+	cpu[2], err = procCPUTime("/proc/self/stat", "the harness")
+	return cpu, err
 }
 
 // peerMemory brings both servers to PeerObjects custom objects (the measurements' writes removed,
@@ -393,14 +428,14 @@ func peerMemory(ctx context.Context, cfg Config, sides []*peerSide, kind objectK
 		return err
 	}
 	for _, side := range sides {
-		rss, _, err := side.s.proc.memory()
+		m, err := side.s.proc.memoryDetail()
 		if err != nil {
 			return err
 		}
 		if side.name == "apictl" {
-			p.RSS.Apictl = rss
+			p.RSS.Apictl, p.RSSAnon.Apictl, p.RSSFile.Apictl = m.RSS, m.Anon, m.File
 		} else {
-			p.RSS.Upstream = rss
+			p.RSS.Upstream, p.RSSAnon.Upstream, p.RSSFile.Upstream = m.RSS, m.Anon, m.File
 		}
 	}
 	return nil

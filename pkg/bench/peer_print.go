@@ -26,7 +26,7 @@ func (r *Report) writePeerText(w io.Writer) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	return writeTables(w, []output.Table{p.table(), p.processTable()})
+	return writeTables(w, []output.Table{p.table(), p.cpuTable(), p.processTable()})
 }
 
 // table shows each operation's throughput and the servers' CPU per request.
@@ -47,6 +47,28 @@ func (p *Peer) table() output.Table {
 	return t
 }
 
+// cpuTable shows, per request, the CPU time of the server, of etcd and of the harness's client, and
+// how busy they kept the machine's CPUs: on a machine they fill, a server's throughput is bounded by
+// all three, not by its own cost alone.
+func (p *Peer) cpuTable() output.Table {
+	t := output.Table{
+		Title:  "where each request's CPU went (per request; busy: the share of all CPUs the three used)",
+		Header: []string{"OPERATION", "CONC", "SERVER", "REQ/S", "SERVER CPU", "ETCD CPU", "CLIENT CPU", "BUSY"},
+	}
+	for _, r := range p.Results {
+		for _, side := range []struct {
+			name string
+			s    PeerSide
+		}{{"upstream", r.Upstream}, {"apictl", r.Apictl}} {
+			t.Rows = append(t.Rows, []string{string(r.Operation), strconv.Itoa(r.Concurrency), side.name,
+				formatRate(side.s.PerSecond), formatLatency(side.s.CPUPerRequest),
+				formatLatency(side.s.EtcdCPUPerRequest), formatLatency(side.s.ClientCPUPerRequest),
+				fmt.Sprintf("%.0f%%", 100*side.s.Busy)})
+		}
+	}
+	return t
+}
+
 // processTable shows start-up times and resident memory.
 func (p *Peer) processTable() output.Table {
 	ready := func(v int64) string { return formatLatency(time.Duration(v)) }
@@ -57,6 +79,8 @@ func (p *Peer) processTable() output.Table {
 			{"ready after start, nothing stored", ready(p.ReadyEmpty.Upstream), ready(p.ReadyEmpty.Apictl), formatRatio(p.ReadyEmpty.Ratio())},
 			{fmt.Sprintf("ready after restart, %d objects stored", p.MemoryObjects), ready(p.ReadyLoaded.Upstream), ready(p.ReadyLoaded.Apictl), formatRatio(p.ReadyLoaded.Ratio())},
 			{fmt.Sprintf("resident memory, %d objects listed once (VmRSS)", p.MemoryObjects), formatBytes(p.RSS.Upstream), formatBytes(p.RSS.Apictl), formatRatio(p.RSS.Ratio())},
+			{"  of which anonymous: heap, stacks (RssAnon)", formatBytes(p.RSSAnon.Upstream), formatBytes(p.RSSAnon.Apictl), formatRatio(p.RSSAnon.Ratio())},
+			{"  of which file pages: the binary's, touched (RssFile)", formatBytes(p.RSSFile.Upstream), formatBytes(p.RSSFile.Apictl), formatRatio(p.RSSFile.Ratio())},
 		},
 	}
 }

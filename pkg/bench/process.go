@@ -177,13 +177,18 @@ const userHZ = 100
 
 // cpuTime reads the CPU time the process has used so far, user and system, all threads.
 func (p *process) cpuTime() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	return procCPUTime(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid), p.name)
+}
+
+// procCPUTime reads the CPU time of the process whose /proc/<pid>/stat is path, named name in errors.
+func procCPUTime(path, name string) (time.Duration, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("reading the CPU time of %s: %w", p.name, err)
+		return 0, fmt.Errorf("reading the CPU time of %s: %w", name, err)
 	}
 	d, err := parseProcStat(string(b))
 	if err != nil {
-		return 0, fmt.Errorf("reading the CPU time of %s: %w", p.name, err)
+		return 0, fmt.Errorf("reading the CPU time of %s: %w", name, err)
 	}
 	return d, nil
 }
