@@ -172,8 +172,13 @@ func grantAuthz(ctx context.Context, admin httpTarget) error {
 
 // createRoleBinding binds user to the ClusterRole edit in namespace; one that exists already is fine.
 func createRoleBinding(ctx context.Context, h httpTarget, namespace, name, user string) error {
+	return createRoleBindingTo(ctx, h, namespace, name, "edit", user)
+}
+
+// createRoleBindingTo binds user to the ClusterRole role in namespace; one that exists already is fine.
+func createRoleBindingTo(ctx context.Context, h httpTarget, namespace, name, role, user string) error {
 	body := []byte(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"` + name +
-		`"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"edit"},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"` + user + `"}]}`)
+		`"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"` + role + `"},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"` + user + `"}]}`)
 	path := "/apis/rbac.authorization.k8s.io/v1/namespaces/" + namespace + "/rolebindings"
 	err := h.do(ctx, http.MethodPost, path, body, http.StatusCreated, nil)
 	var se *statusError

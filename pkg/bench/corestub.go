@@ -21,10 +21,12 @@ import (
 // --authorization-kubeconfig must name one, its admission plugins list and watch namespaces and
 // admission configurations through it, and it delegates bearer tokens (TokenReview) and
 // authorization (SubjectAccessReview) to it. The stub answers exactly that: the namespaces it was
-// given, an empty list and a watch that stays quiet for every other collection, TokenReviews that
-// accept one token as a member of system:masters, and SubjectAccessReviews that allow everything.
-// The measured client presents a system:masters certificate, which skips both reviews, so they
-// are never on the measured path; they are there so that the server starts as it does in a cluster.
+// given, a list (empty unless setLists gave it items) and a watch that stays quiet for every other
+// collection, TokenReviews that accept one token as a member of system:masters, and
+// SubjectAccessReviews that allow everything. The bare rows' client presents a system:masters
+// certificate, which skips both reviews; with features on, the client is outside system:masters, so
+// the upstream server asks the stub's SubjectAccessReviews, as it asks kube-apiserver in a cluster,
+// and caches the answers.
 type coreStub struct {
 	url string
 	// token is the bearer token the stub's TokenReviews accept.
@@ -35,6 +37,8 @@ type coreStub struct {
 	quit   chan struct{}
 	served chan error
 	mu     sync.Mutex
+	// lists are the items of the collections that are not empty, by path (setLists).
+	lists map[string][]any
 	// requests counts what the stub was asked, by method and path, for the report.
 	requests map[stubRequest]int
 }
@@ -120,6 +124,15 @@ func (s *coreStub) asked() []string {
 	return out
 }
 
+// setLists gives the collections at the paths of lists their items, for the servers that list them
+// from now on (nil: every collection empty again). Watches stay quiet: a server sees the items at
+// its start.
+func (s *coreStub) setLists(lists map[string][]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lists = lists
+}
+
 func (s *coreStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	watch := r.URL.Query().Get("watch")
 	s.mu.Lock()
@@ -167,9 +180,15 @@ func (s *coreStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeStubJSON(w, http.StatusOK, stubNamespace(name))
 	default:
-		// Any other collection is empty: the list carries no kind, so that the client takes the
-		// one of the type it decodes into.
-		writeStubJSON(w, http.StatusOK, map[string]any{"metadata": map[string]string{"resourceVersion": "1"}, "items": []any{}})
+		// Any other collection is empty unless given items: the list carries no kind, so that the
+		// client takes the one of the type it decodes into.
+		s.mu.Lock()
+		items := s.lists[r.URL.Path]
+		s.mu.Unlock()
+		if items == nil {
+			items = []any{}
+		}
+		writeStubJSON(w, http.StatusOK, map[string]any{"metadata": map[string]string{"resourceVersion": "1"}, "items": items})
 	}
 }
 

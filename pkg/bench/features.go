@@ -43,14 +43,20 @@ resources:
 `
 
 // featuresVAP refuses ConfigMaps labelled bench-vap=deny: none of the measured ones, but its CEL runs
-// on every one created or updated. Its binding denies.
-var featuresVAP = []struct{ path, body string }{
-	{"/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy",
+// on every one created or updated.
+var featuresVAP = admissionPolicy("", "configmaps")
+
+// admissionPolicy is a ValidatingAdmissionPolicy, and its binding, that refuses the objects of
+// group/v1 resource labelled bench-vap=deny. The binding denies.
+func admissionPolicy(group, resource string) []struct{ path, body string } {
+	return []struct{ path, body string }{
+		{"/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy",
 "metadata":{"name":"` + featuresPolicy + `"},
-"spec":{"failurePolicy":"Fail","matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["configmaps"]}]},
+"spec":{"failurePolicy":"Fail","matchConstraints":{"resourceRules":[{"apiGroups":["` + group + `"],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["` + resource + `"]}]},
  "validations":[{"expression":"!has(object.metadata.labels) || !('` + featuresLabel + `' in object.metadata.labels) || object.metadata.labels['` + featuresLabel + `'] != 'deny'","message":"labelled ` + featuresLabel + `=deny"}]}}`},
-	{"/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings", `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding",
+		{"/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings", `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicyBinding",
 "metadata":{"name":"` + featuresPolicy + `"},"spec":{"policyName":"` + featuresPolicy + `","validationActions":["Deny"]}}`},
+	}
 }
 
 // featuresServer is the features-on replica, ready to be measured.

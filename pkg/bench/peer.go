@@ -42,6 +42,10 @@ type Peer struct {
 	Objects string       `json:"objects"`
 	Listed  int          `json:"listed"`
 	Results []PeerResult `json:"results"`
+	// Features says what the servers ran for FeaturesResults, the same rows measured again with
+	// features on (Config.Features); empty when they were not.
+	Features        string       `json:"features,omitempty"`
+	FeaturesResults []PeerResult `json:"featuresResults,omitempty"`
 	// ReadyEmpty is each server's time from process start to /readyz 200 on the harness's etcd with
 	// nothing stored under its prefix; ReadyLoaded the same on a restart with MemoryObjects stored.
 	ReadyEmpty  PeerPair `json:"readyEmpty"`
@@ -130,9 +134,10 @@ func (ps PeerSide) best(round PeerSide) PeerSide {
 
 // peerSide pairs a running server with how to start it again on the same data.
 type peerSide struct {
-	name  string
-	s     *server
-	start func(ctx context.Context) (*server, time.Duration, error)
+	name string
+	s    *server
+	// start starts the server on its data, with extra flags if any.
+	start func(ctx context.Context, extra ...string) (*server, time.Duration, error)
 }
 
 // customKind is the kind the peer comparison works on: custom objects of the scale measurement's
@@ -163,8 +168,8 @@ func comparePeer(ctx context.Context, cfg Config, dir string) (_ *Peer, err erro
 	// one CA and one client certificate fit both servers. Writing it is no part of starting as the
 	// upstream server does (it is given its certificates), so the start that is timed is the second.
 	apictlDir := filepath.Join(dir, "apictl")
-	apictl := &peerSide{name: "apictl", start: func(ctx context.Context) (*server, time.Duration, error) {
-		return startServer(ctx, cfg.Apictl, apictlDir, etcd.urls, readyPollInterval)
+	apictl := &peerSide{name: "apictl", start: func(ctx context.Context, extra ...string) (*server, time.Duration, error) {
+		return startServer(ctx, cfg.Apictl, apictlDir, etcd.urls, readyPollInterval, extra...)
 	}}
 	first, _, err := apictl.start(ctx)
 	if err != nil {
@@ -192,8 +197,8 @@ func comparePeer(ctx context.Context, cfg Config, dir string) (_ *Peer, err erro
 	if err := os.WriteFile(kubeconfig, stubKubeconfig(stub.url, certs.CertPath(pki, certs.NameCA), peerToken), 0o600); err != nil {
 		return nil, fmt.Errorf("writing the core API stub's kubeconfig: %w", err)
 	}
-	upstream := &peerSide{name: "upstream", start: func(ctx context.Context) (*server, time.Duration, error) {
-		return startUpstream(ctx, cfg.Upstream, filepath.Join(dir, "upstream"), apictlDir, upstreamArgs(etcd.urls, pki, kubeconfig))
+	upstream := &peerSide{name: "upstream", start: func(ctx context.Context, extra ...string) (*server, time.Duration, error) {
+		return startUpstream(ctx, cfg.Upstream, filepath.Join(dir, "upstream"), apictlDir, append(upstreamArgs(etcd.urls, pki, kubeconfig), extra...))
 	}}
 	if upstream.s, err = startSide(ctx, cfg, upstream, &p.ReadyEmpty.Upstream); err != nil {
 		return nil, err
@@ -208,12 +213,35 @@ func comparePeer(ctx context.Context, cfg Config, dir string) (_ *Peer, err erro
 			return nil, err
 		}
 	}
+	admin := func(s *server, c int) (httpTarget, error) { return s.target(ViaHTTP2, c) }
+	if p.Results, err = measurePeerRows(ctx, cfg, sides, etcd.proc, kind, admin, "peer"); err != nil {
+		return nil, err
+	}
+	if cfg.Features {
+		if p.FeaturesResults, err = comparePeerFeatures(ctx, cfg, dir, sides, etcd.proc, kind, stub); err != nil {
+			return nil, err
+		}
+		p.Features = peerFeaturesOn
+	}
+	if err := peerMemory(ctx, cfg, sides, kind, p); err != nil {
+		return nil, err
+	}
+	p.StubAsked = stub.asked()
+	return p, nil
+}
+
+// measurePeerRows measures every operation at every concurrency on both sides, with the clients
+// target gives, alternately, and keeps each side's best of PeerRounds rounds. Creates are named
+// after label.
+func measurePeerRows(ctx context.Context, cfg Config, sides []*peerSide, etcd *process, kind objectKind,
+	target func(s *server, c int) (httpTarget, error), label string) ([]PeerResult, error) {
+	var results []PeerResult
 	w := window{Warmup: cfg.Warmup, Duration: cfg.Duration}
 	turn := 0
 	for _, c := range cfg.Concurrency {
 		targets := make([]httpTarget, len(sides))
 		for i, side := range sides {
-			h, err := side.s.target(ViaHTTP2, c)
+			h, err := target(side.s, c)
 			if err != nil {
 				return nil, err
 			}
@@ -229,29 +257,25 @@ func comparePeer(ctx context.Context, cfg Config, dir string) (_ *Peer, err erro
 				// Alternate who goes first, so that neither always meets the machine as the other left it.
 				for _, i := range peerOrder(turn) {
 					side := sides[i]
-					cfg.Logger.Info("measuring", "server", side.name, "operation", o, "concurrency", c, "round", round+1)
+					cfg.Logger.Info("measuring", "server", side.name, "operation", o, "concurrency", c, "round", round+1, "label", label)
 					// Each round's creates need names of their own.
-					label := "peer-c" + strconv.Itoa(c) + "-r" + strconv.Itoa(round)
-					ps, err := measurePeer(ctx, side.s, etcd.proc, serverWorkers(targets[i], kind, label)[o], c, w)
+					names := label + "-c" + strconv.Itoa(c) + "-r" + strconv.Itoa(round)
+					ps, err := measurePeer(ctx, side.s, etcd, serverWorkers(targets[i], kind, names)[o], c, w)
 					if err != nil {
 						return nil, fmt.Errorf("%s on %s at concurrency %d: %w", o, side.name, c, err)
 					}
-					if side == upstream {
-						r.Upstream = r.Upstream.best(ps)
-					} else {
+					if side.name == "apictl" {
 						r.Apictl = r.Apictl.best(ps)
+					} else {
+						r.Upstream = r.Upstream.best(ps)
 					}
 				}
 				turn++
 			}
-			p.Results = append(p.Results, r)
+			results = append(results, r)
 		}
 	}
-	if err := peerMemory(ctx, cfg, sides, kind, p); err != nil {
-		return nil, err
-	}
-	p.StubAsked = stub.asked()
-	return p, nil
+	return results, nil
 }
 
 // peerOrder is the order of the two sides (0 upstream, 1 apictl) at the turn-th measurement.

@@ -26,17 +26,26 @@ func (r *Report) writePeerText(w io.Writer) error {
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	return writeTables(w, []output.Table{p.table(), p.cpuTable(), p.processTable()})
+	tables := []output.Table{
+		resultsTable(fmt.Sprintf("apictl ÷ upstream, %d objects listed (CPU: the server process's, per request)", p.Listed), p.Results),
+		cpuTable("where each request's CPU went (per request; busy: the share of all CPUs the three used)", p.Results),
+	}
+	if len(p.FeaturesResults) > 0 {
+		tables = append(tables,
+			resultsTable("with features on: "+p.Features, p.FeaturesResults),
+			cpuTable("with features on, where each request's CPU went", p.FeaturesResults))
+	}
+	return writeTables(w, append(tables, p.processTable()))
 }
 
-// table shows each operation's throughput and the servers' CPU per request.
-func (p *Peer) table() output.Table {
+// resultsTable shows each operation's throughput and the servers' CPU per request.
+func resultsTable(title string, results []PeerResult) output.Table {
 	t := output.Table{
-		Title: fmt.Sprintf("apictl ÷ upstream, %d objects listed (CPU: the server process's, per request)", p.Listed),
+		Title: title,
 		Header: []string{"OPERATION", "CONC", "UPSTREAM REQ/S", "APICTL REQ/S", "RATIO",
 			"UPSTREAM CPU/REQ", "APICTL CPU/REQ", "CPU RATIO", "UPSTREAM P99", "APICTL P99", "FAILED"},
 	}
-	for _, r := range p.Results {
+	for _, r := range results {
 		t.Rows = append(t.Rows, []string{string(r.Operation), strconv.Itoa(r.Concurrency),
 			formatRate(r.Upstream.PerSecond), formatRate(r.Apictl.PerSecond), formatRatio(r.Ratio()),
 			formatLatency(r.Upstream.CPUPerRequest), formatLatency(r.Apictl.CPUPerRequest),
@@ -50,12 +59,12 @@ func (p *Peer) table() output.Table {
 // cpuTable shows, per request, the CPU time of the server, of etcd and of the harness's client, and
 // how busy they kept the machine's CPUs: on a machine they fill, a server's throughput is bounded by
 // all three, not by its own cost alone.
-func (p *Peer) cpuTable() output.Table {
+func cpuTable(title string, results []PeerResult) output.Table {
 	t := output.Table{
-		Title:  "where each request's CPU went (per request; busy: the share of all CPUs the three used)",
+		Title:  title,
 		Header: []string{"OPERATION", "CONC", "SERVER", "REQ/S", "SERVER CPU", "ETCD CPU", "CLIENT CPU", "BUSY"},
 	}
-	for _, r := range p.Results {
+	for _, r := range results {
 		for _, side := range []struct {
 			name string
 			s    PeerSide
@@ -88,14 +97,19 @@ func (p *Peer) processTable() output.Table {
 // problems are the peer comparison's failed requests, on either server.
 func (p *Peer) problems() []error {
 	var errs []error
-	for _, r := range p.Results {
-		for _, side := range []struct {
-			name string
-			s    PeerSide
-		}{{"upstream", r.Upstream}, {"apictl", r.Apictl}} {
-			if side.s.Failed > 0 {
-				errs = append(errs, fmt.Errorf("peer comparison, %s at concurrency %d on %s: %d requests failed, the first with: %s",
-					r.Operation, r.Concurrency, side.name, side.s.Failed, side.s.FirstError))
+	for _, set := range []struct {
+		name    string
+		results []PeerResult
+	}{{"peer comparison", p.Results}, {"peer comparison with features on", p.FeaturesResults}} {
+		for _, r := range set.results {
+			for _, side := range []struct {
+				name string
+				s    PeerSide
+			}{{"upstream", r.Upstream}, {"apictl", r.Apictl}} {
+				if side.s.Failed > 0 {
+					errs = append(errs, fmt.Errorf("%s, %s at concurrency %d on %s: %d requests failed, the first with: %s",
+						set.name, r.Operation, r.Concurrency, side.name, side.s.Failed, side.s.FirstError))
+				}
 			}
 		}
 	}

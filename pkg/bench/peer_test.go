@@ -141,6 +141,12 @@ func samplePeer() *Report {
 					Upstream: PeerSide{PerSecond: 900, P50: ms(30), P99: ms(80), CPUPerRequest: us(900), EtcdCPUPerRequest: us(185), ClientCPUPerRequest: us(72), Busy: 0.86, Failed: 2, FirstError: "POST: 500"},
 					Apictl:   PeerSide{PerSecond: 1500, P50: ms(20), P99: ms(50), CPUPerRequest: us(400), EtcdCPUPerRequest: us(186), ClientCPUPerRequest: us(70), Busy: 0.78}},
 			},
+			Features: "an audit policy, RBAC",
+			FeaturesResults: []PeerResult{
+				{Operation: OpGet, Concurrency: 8,
+					Upstream: PeerSide{PerSecond: 2100, P50: ms(3.4), P99: ms(12.5), CPUPerRequest: us(410), EtcdCPUPerRequest: us(50), ClientCPUPerRequest: us(42), Busy: 0.94},
+					Apictl:   PeerSide{PerSecond: 6900, P50: ms(1.1), P99: ms(3.5), CPUPerRequest: us(101), EtcdCPUPerRequest: us(48), ClientCPUPerRequest: us(40), Busy: 0.83, Failed: 1, FirstError: "GET: 403"}},
+			},
 			ReadyEmpty:    PeerPair{Upstream: int64(ms(308)), Apictl: int64(ms(266))},
 			ReadyLoaded:   PeerPair{Upstream: int64(ms(207)), Apictl: int64(ms(145))},
 			MemoryObjects: PeerObjects,
