@@ -11,6 +11,7 @@ import (
 	"net/http"
 
 	"github.com/apictl/apictl/pkg/flags"
+	"github.com/apictl/apictl/pkg/gcrelax"
 	"github.com/apictl/apictl/pkg/memreturn"
 	"github.com/apictl/apictl/pkg/registry"
 	"github.com/apictl/apictl/pkg/registry/crschema"
@@ -31,6 +32,14 @@ type Extras struct {
 
 // New builds a prepared server from completed and validated options, logging to logOut.
 func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras Extras) (_ *serve.PreparedServer, err error) {
+	// Until the server is ready, the collector lets the heap grow more between collections, unless
+	// the start fills large caches (pkg/gcrelax says why).
+	relaxed := gcrelax.HoldWhileSmall(startLiveHeapMax)
+	defer func() {
+		if err != nil {
+			relaxed()
+		}
+	}()
 	// A joiner takes the cluster's CAs before its PKI is made from them.
 	ec, err := prepareCluster(ctx, o, logOut)
 	if err != nil {
@@ -115,6 +124,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		extras.Adjust(cfg)
 	}
 	var bg background
+	var prepared *serve.PreparedServer // the hooks run once it is set
 	// The controllers that run once per cluster, on the holder of the leader election Lease.
 	ctrls := clusterControllers{enabled: o.Controllers.Enabled}
 	ctrls.add("namespace-controller", rest.RunNamespaceController)
@@ -129,6 +139,13 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		s.AddPostStartHook("start-watch-caches", func(ctx context.Context) error {
 			caches.start(ctx, cfg.Logger)
 			bg.goRun(func() { memreturn.Run(ctx, memreturn.Default) })
+			bg.goRun(func() {
+				select {
+				case <-prepared.Ready():
+				case <-ctx.Done():
+				}
+				relaxed()
+			})
 			return nil
 		}),
 		s.AddPostStartHook("storage-readiness", caches.waitReady),
@@ -186,8 +203,14 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if err := addClusterControllers(s, cfg, o, cl, &ctrls, rest.EnsureDefaultNamespaces, &bg); err != nil {
 		return nil, err
 	}
-	return s.PrepareRun(), nil
+	prepared = s.PrepareRun()
+	return prepared, nil
 }
+
+// startLiveHeapMax is the live heap up to which the start keeps the collector relaxed: a start
+// holds about 10 MB live; one that fills caches of many built-in objects goes back to GOGC's pace
+// rather than let its heap grow to five times theirs.
+const startLiveHeapMax = 32 << 20
 
 func closeListeners(cfg *serve.Config) {
 	if cfg.SecureServing != nil && cfg.SecureServing.Listener != nil {
