@@ -93,7 +93,7 @@ func (l lazyValidating) Validate(ctx context.Context, a admission.Attributes, o 
 // syncPoll is how often startInformers looks whether the informers have listed: a plugin is built
 // by a request, which waits for it, so the wait should end soon after the lists (client-go's
 // WaitForCacheSync looks every 100 ms).
-const syncPoll = 5 * time.Millisecond
+const syncPoll = time.Millisecond
 
 // syncWait bounds that wait, as kube's plugins bound theirs (10 s); after it the plugin answers
 // for itself ("not yet ready to handle request").

@@ -1,7 +1,8 @@
 // Package synced waits for informers to have listed, as client-go's cache.WaitForCacheSync does, but
-// looks every few milliseconds rather than every 100: a server's /readyz waits on informers of its own
+// looks every millisecond rather than every 100 ms: a server's /readyz waits on informers of its own
 // in-process API, whose lists take a millisecond or two, so client-go's period set the time to ready
-// (a restart on an external etcd spent 65 of its 140 ms waiting for the next look).
+// (a restart on an external etcd spent 65 of its 140 ms waiting for the next look). Looking every
+// millisecond for the 10 ms a start waits costs nothing measurable and saves a millisecond of it.
 package synced
 
 import (
@@ -13,7 +14,7 @@ import (
 )
 
 // Poll is how often Wait and WaitFactory look.
-const Poll = 5 * time.Millisecond
+const Poll = time.Millisecond
 
 // Wait returns true once every fn reports its informer synced, false if ctx ends first.
 func Wait(ctx context.Context, fns ...cache.InformerSynced) bool {
