@@ -164,6 +164,7 @@ func (p *PreparedServer) chain(authn auth.Authenticator, authz auth.Authorizer) 
 		filters.WithAuthentication(c.Audit.Authenticator(authn), log),
 		filters.WithCORS(c.CORSAllowedOrigins),
 		filters.WithTimeout(c.RequestTimeout),
+		filters.WithCacheControl,
 		filters.WithMetrics(p.metrics, log),
 		filters.WithRequestInfo,
 		filters.WithPanicRecovery(log),

@@ -2,7 +2,7 @@
 // http.Handler with one job. Server assembles them, outermost first:
 //
 //	stack growth -> Connection: close while shutting down -> audit ID -> recovery -> request info
-//	  -> metrics and access log -> timeout -> CORS -> authentication -> audit -> impersonation
+//	  -> metrics and access log -> Cache-Control -> timeout -> CORS -> authentication -> audit -> impersonation
 //	  -> in-flight limit -> authorization -> body limit -> mux
 //
 // In-flight limiting sits inside authentication, as in kube, because system:masters is exempt from it
