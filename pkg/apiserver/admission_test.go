@@ -498,8 +498,15 @@ func TestAdmissionInformersStartWithTheFirstConfiguration(t *testing.T) {
 	}
 	configurations := []string{"validatingwebhookconfigurations", "mutatingwebhookconfigurations",
 		"validatingadmissionpolicybindings", "mutatingadmissionpolicybindings", "validatingadmissionpolicies", "mutatingadmissionpolicies"}
-	// Others (the garbage collector) may watch every resource: the plugins' informers are counted
-	// on top of them.
+	// The garbage collector watches every resource: the plugins' informers are counted on top of
+	// its watches, once it has them. It starts on the Lease, which may be after the server is ready.
+	for _, r := range configurations {
+		for deadline := time.Now().Add(30 * time.Second); watchers(r) == "0"; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the garbage collector's watch did not come in 30 s", r)
+			}
+		}
+	}
 	before := map[string]int{}
 	for _, r := range configurations {
 		n, err := strconv.Atoi(watchers(r))
