@@ -2,6 +2,7 @@ package patch
 
 import (
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,6 +24,11 @@ type ownership struct {
 	// apiVersion and kind. It is shared by every create, so nothing may modify it; the field
 	// manager's update does not.
 	empty runtime.Object
+	// apiVersion, subresource and resets describe the target for fastUpdate: the version its entries
+	// record, its subresource, and the top-level fields its writes cannot change.
+	apiVersion  string
+	subresource string
+	resets      map[string]bool
 }
 
 // converters gives each target its type converter: the API's, built once on first use, wrapped
@@ -74,7 +80,12 @@ func newOwnership(t Target, k kind, custom bool, reset []string, converter conve
 	if err != nil {
 		return nil, fmt.Errorf("building the field manager of %s: %w", t, err)
 	}
-	return &ownership{converter: c, fields: fm, empty: empty}, nil
+	resets := map[string]bool{}
+	for _, f := range reset {
+		resets[f] = true
+	}
+	return &ownership{converter: c, fields: fm, empty: empty,
+		apiVersion: k.gvk.GroupVersion().String(), subresource: t.Subresource, resets: resets}, nil
 }
 
 // ownershipOf returns the machinery of tg, or the 500 that says why it could not be built.
@@ -91,6 +102,8 @@ func (o *ownership) track(live, obj runtime.Object, manager string) runtime.Obje
 	if live == nil {
 		// A create compares against an empty object, as kube's create handler does.
 		live = o.empty
+	} else if out, ok := o.fastUpdate(live, obj, manager, time.Now()); ok {
+		return out
 	}
 	out, err := o.fields.Update(live, obj, manager)
 	if err == nil {

@@ -164,7 +164,13 @@ func TestTypingLeavesObjectsAlone(t *testing.T) {
 // configMapOwnership is the ownership machinery of the shared Patcher's configmaps.
 func configMapOwnership(t testing.TB) *ownership {
 	t.Helper()
-	tg, err := testPatcher(t).target(configMaps)
+	return ownershipOfTarget(t, testPatcher(t), configMaps)
+}
+
+// ownershipOfTarget is the ownership machinery of p's target tgt.
+func ownershipOfTarget(t testing.TB, p *Patcher, tgt Target) *ownership {
+	t.Helper()
+	tg, err := p.target(tgt)
 	if err != nil {
 		t.Fatal(err)
 	}
