@@ -30,7 +30,9 @@ var tableAge = regexp.MustCompile(`,"\d+[smhdy]"\]`)
 
 // sameList says whether two bodies of one list are the same but for what moves between requests.
 func sameList(a, b string) bool {
-	norm := func(s string) string { return tableAge.ReplaceAllString(listRV.ReplaceAllString(s, "${1}${2}N"), `,"AGE"]`) }
+	norm := func(s string) string {
+		return tableAge.ReplaceAllString(listRV.ReplaceAllString(s, "${1}${2}N"), `,"AGE"]`)
+	}
 	return norm(a) == norm(b)
 }
 
