@@ -2,7 +2,6 @@ package patch
 
 import (
 	"encoding/json"
-	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -113,7 +112,7 @@ func (o *ownership) fastUpdateTyped(live, obj runtime.Object, manager string, no
 		return obj, false
 	}
 	var owned map[string]any
-	if err := json.Unmarshal(e.FieldsV1.Raw, &owned); err != nil || owned == nil {
+	if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &owned); err != nil || owned == nil {
 		return obj, false
 	}
 	lu, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
@@ -128,7 +127,7 @@ func (o *ownership) fastUpdateTyped(live, obj runtime.Object, manager string, no
 	if !ok {
 		return obj, false
 	}
-	e.FieldsV1 = &metav1.FieldsV1{Raw: slices.Clone(e.FieldsV1.Raw)}
+	e.FieldsV1 = e.FieldsV1.DeepCopy()
 	if changed {
 		e.Time = &metav1.Time{Time: now.UTC()}
 	}
