@@ -10,20 +10,21 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// The field manager's answer to the commonest write of a custom object, found without typing either
-// object: an update (PUT, or a patch) by the one manager that wrote the object so far, which changes
-// values that manager owns and adds or removes nothing. Structured-merge-diff would type both objects
-// against the schema, compare them, take the changed fields from every manager that owns them and
-// give them to the writer: with one manager, that is its own set again, so the entry stays as it is
-// and only its time moves to now (it stays when nothing changed). Typing and comparing two small
-// custom objects is most of an update's bookkeeping (BenchmarkUpdate/update/custom); this walk
+// The field manager's answer to the commonest update, found without typing either object: an update
+// (PUT, or a patch) by the one manager that wrote the object so far, which changes values that
+// manager owns and adds or removes nothing. Structured-merge-diff would type both objects against the
+// schema, compare them, take the changed fields from every manager that owns them and give them to
+// the writer: with one manager, that is its own set again, so the entry stays as it is and only its
+// time moves to now (it stays when nothing changed). Typing and comparing the two objects is most of
+// an update's bookkeeping (BenchmarkUpdateCustom: 50 µs by the library, 4.4 µs here). The walk
 // answers the same without a schema, because in the one case it accepts the schema cannot matter:
 // every changed value is a scalar at a path the manager's fieldsV1 holds as a member, and no list
-// changed at all. Built-in objects are walked in their unstructured form. Everything else — another
-// manager or a second entry, managedFields sent by the client, a field added or removed, a list
-// changed, a value whose JSON type changed, a value the manager does not own, a change under a field
-// the target resets (status on the main resource), a subresource — goes to the library.
-// TestFastUpdateMatchesLibrary and FuzzFastUpdate hold it to the library's output.
+// changed at all. Built-in objects are walked in their unstructured form (Lease renewals by their
+// holder land here). Everything else — another manager or a second entry, managedFields sent by the
+// client, a field added or removed, a list changed, a value whose JSON type changed, a value the
+// manager does not own, a change under a field the target resets (status on the main resource), a
+// subresource — goes to the library. TestFastUpdateMatchesLibrary, TestFastUpdateTypedMatchesLibrary
+// and FuzzFastUpdate hold it to the library's output.
 
 // strippedMeta are the metadata fields the field manager never records (its stripMetaManager), which
 // a write may change freely.
@@ -37,7 +38,7 @@ var strippedMeta = map[string]bool{
 // would rewrite it.
 var entryKeys = map[string]bool{"manager": true, "operation": true, "apiVersion": true, "time": true, "fieldsType": true, "fieldsV1": true}
 
-// lastAppliedAnnotation is kubectl's client-side apply annotation, which the library's update keeps in step
+// lastAppliedAnnotation is kubectl's client-side apply annotation, which the library keeps in step
 // with server-side apply; an object carrying it goes to the library.
 const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
