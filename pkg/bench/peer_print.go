@@ -87,7 +87,7 @@ func (p *Peer) processTable() output.Table {
 		Rows: [][]string{
 			{"ready after start, nothing stored", ready(p.ReadyEmpty.Upstream), ready(p.ReadyEmpty.Apictl), formatRatio(p.ReadyEmpty.Ratio())},
 			{fmt.Sprintf("ready after restart, %d objects stored", p.MemoryObjects), ready(p.ReadyLoaded.Upstream), ready(p.ReadyLoaded.Apictl), formatRatio(p.ReadyLoaded.Ratio())},
-			{fmt.Sprintf("resident memory, %d objects listed once (VmRSS)", p.MemoryObjects), formatBytes(p.RSS.Upstream), formatBytes(p.RSS.Apictl), formatRatio(p.RSS.Ratio())},
+			{fmt.Sprintf("resident memory, %d objects listed once, two GCs (VmRSS)", p.MemoryObjects), formatBytes(p.RSS.Upstream), formatBytes(p.RSS.Apictl), formatRatio(p.RSS.Ratio())},
 			{"  of which anonymous: heap, stacks (RssAnon)", formatBytes(p.RSSAnon.Upstream), formatBytes(p.RSSAnon.Apictl), formatRatio(p.RSSAnon.Ratio())},
 			{"  of which file pages: the binary's, touched (RssFile)", formatBytes(p.RSSFile.Upstream), formatBytes(p.RSSFile.Apictl), formatRatio(p.RSSFile.Ratio())},
 		},
