@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/apictl/apictl/pkg/controllers/synced"
 )
 
 // lazy builds one of kube's plugins the first time a request needs it, that is once its Plugin is
@@ -90,38 +92,35 @@ func (l lazyValidating) Validate(ctx context.Context, a admission.Attributes, o 
 	return v.Validate(ctx, a, o)
 }
 
-// syncPoll is how often startInformers looks whether the informers have listed: a plugin is built
-// by a request, which waits for it, so the wait should end soon after the lists (client-go's
-// WaitForCacheSync looks every 100 ms).
-const syncPoll = time.Millisecond
-
 // syncWait bounds that wait, as kube's plugins bound theirs (10 s); after it the plugin answers
 // for itself ("not yet ready to handle request").
 const syncWait = 10 * time.Second
 
 // startInformers starts the informers of c.Informers that are not running yet and waits until
 // those given have listed, for at most syncWait or until c.Drained closes. A plugin built by a
-// request would otherwise poll for them itself, every 100 ms.
+// request would otherwise poll for them itself, every 100 ms; synced.Wait looks every millisecond.
 func startInformers(c Config, wait ...cache.SharedIndexInformer) error {
 	c.Informers.Start(c.Drained)
-	tick := time.NewTicker(syncPoll)
-	defer tick.Stop()
-	deadline := time.NewTimer(syncWait)
-	defer deadline.Stop()
-	for {
-		synced := true
-		for _, inf := range wait {
-			synced = synced && inf.HasSynced()
-		}
-		if synced {
-			return nil
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), syncWait)
+	defer cancel()
+	go func() {
 		select {
-		case <-tick.C:
-		case <-deadline.C:
-			return nil
 		case <-c.Drained:
-			return errors.New("the server stopped before the admission plugin's informers listed")
+			cancel()
+		case <-ctx.Done():
 		}
+	}()
+	fns := make([]cache.InformerSynced, len(wait))
+	for i, inf := range wait {
+		fns[i] = inf.HasSynced
+	}
+	if synced.Wait(ctx, fns...) {
+		return nil
+	}
+	select {
+	case <-c.Drained:
+		return errors.New("the server stopped before the admission plugin's informers listed")
+	default:
+		return nil // past syncWait: the plugin answers for itself
 	}
 }

@@ -179,13 +179,7 @@ func createRoleBinding(ctx context.Context, h httpTarget, namespace, name, user 
 func createRoleBindingTo(ctx context.Context, h httpTarget, namespace, name, role, user string) error {
 	body := []byte(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"` + name +
 		`"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"` + role + `"},"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"` + user + `"}]}`)
-	path := "/apis/rbac.authorization.k8s.io/v1/namespaces/" + namespace + "/rolebindings"
-	err := h.do(ctx, http.MethodPost, path, body, http.StatusCreated, nil)
-	var se *statusError
-	if errors.As(err, &se) && se.Code == http.StatusConflict {
-		return nil
-	}
-	return err
+	return createOnce(ctx, h, "/apis/rbac.authorization.k8s.io/v1/namespaces/"+namespace+"/rolebindings", body)
 }
 
 // waitAllowed waits until the measured user may read the object GET reads.

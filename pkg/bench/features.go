@@ -73,15 +73,11 @@ func newFeaturesServer(ctx context.Context, cfg Config, etcdURLs []string, dir, 
 	if err := os.CopyFS(filepath.Join(dataDir, "pki"), os.DirFS(pki)); err != nil {
 		return nil, fmt.Errorf("starting the features-on server: sharing the PKI: %w", err)
 	}
-	auditPolicy, encryption := filepath.Join(dir, "audit-policy.yaml"), filepath.Join(dir, "encryption.yaml")
-	for file, content := range map[string]string{auditPolicy: featuresAuditPolicy, encryption: featuresEncryption} {
-		if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
-			return nil, fmt.Errorf("starting the features-on server: %w", err)
-		}
+	flags, err := featuresFlags(dir)
+	if err != nil {
+		return nil, fmt.Errorf("starting the features-on server: %w", err)
 	}
-	s, _, err := startServer(ctx, cfg.Apictl, dataDir, etcdURLs, 10*time.Millisecond,
-		"--authorization-mode", "RBAC", "--audit-policy-file", auditPolicy, "--audit-log-path", filepath.Join(dir, featuresAuditOf),
-		"--encryption-provider-config", encryption)
+	s, _, err := startServer(ctx, cfg.Apictl, dataDir, etcdURLs, 10*time.Millisecond, append(flags, "--authorization-mode", "RBAC")...)
 	if err != nil {
 		return nil, fmt.Errorf("starting the features-on server: %w", err)
 	}
@@ -103,6 +99,30 @@ func newFeaturesServer(ctx context.Context, cfg Config, etcdURLs []string, dir, 
 	return f, nil
 }
 
+// featuresFlags writes the audit policy and the encryption configuration into dir and returns the
+// flags that turn them on, with the audit log in dir (checkAudited reads it).
+func featuresFlags(dir string) ([]string, error) {
+	auditPolicy, encryption := filepath.Join(dir, "audit-policy.yaml"), filepath.Join(dir, "encryption.yaml")
+	for file, content := range map[string]string{auditPolicy: featuresAuditPolicy, encryption: featuresEncryption} {
+		if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return []string{"--audit-policy-file", auditPolicy, "--audit-log-path", filepath.Join(dir, featuresAuditOf),
+		"--encryption-provider-config", encryption}, nil
+}
+
+// createPolicy creates a ValidatingAdmissionPolicy and its binding (admissionPolicy); ones that
+// exist already are fine.
+func createPolicy(ctx context.Context, admin httpTarget, policy []struct{ path, body string }) error {
+	for _, o := range policy {
+		if err := createOnce(ctx, admin, o.path, []byte(o.body)); err != nil {
+			return fmt.Errorf("creating the admission policy: %w", err)
+		}
+	}
+	return nil
+}
+
 // setUpFeatures grants the measured user what the operations need, creates the admission policy,
 // and waits until both are in force.
 func setUpFeatures(ctx context.Context, s *server) error {
@@ -116,11 +136,8 @@ func setUpFeatures(ctx context.Context, s *server) error {
 			return fmt.Errorf("granting the measured user: %w", err)
 		}
 	}
-	for _, o := range featuresVAP {
-		err := admin.do(ctx, http.MethodPost, o.path, []byte(o.body), http.StatusCreated, nil)
-		if se := (*statusError)(nil); err != nil && !(errors.As(err, &se) && se.Code == http.StatusConflict) {
-			return fmt.Errorf("creating the admission policy: %w", err)
-		}
+	if err := createPolicy(ctx, admin, featuresVAP); err != nil {
+		return err
 	}
 	if err := waitPolicy(ctx, admin); err != nil {
 		return err

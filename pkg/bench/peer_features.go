@@ -103,14 +103,10 @@ func startFeatures(ctx context.Context, cfg Config, dir string, side *peerSide, 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("%s with features on: %w", side.name, err)
 	}
-	auditPolicy, encryption := filepath.Join(dir, "audit-policy.yaml"), filepath.Join(dir, "encryption.yaml")
-	for file, content := range map[string]string{auditPolicy: featuresAuditPolicy, encryption: featuresEncryption} {
-		if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
-			return fmt.Errorf("%s with features on: %w", side.name, err)
-		}
+	args, err := featuresFlags(dir)
+	if err != nil {
+		return fmt.Errorf("%s with features on: %w", side.name, err)
 	}
-	args := []string{"--audit-policy-file", auditPolicy, "--audit-log-path", filepath.Join(dir, featuresAuditOf),
-		"--encryption-provider-config", encryption}
 	if side.name == "apictl" {
 		args = append(args, "--authorization-mode", "RBAC")
 	}
@@ -132,11 +128,8 @@ func startFeatures(ctx context.Context, cfg Config, dir string, side *peerSide, 
 		if err := grantRecords(ctx, admin); err != nil {
 			return fmt.Errorf("apictl: granting the measured user: %w", err)
 		}
-		for _, o := range peerVAP {
-			err := admin.do(ctx, http.MethodPost, o.path, []byte(o.body), http.StatusCreated, nil)
-			if se := (*statusError)(nil); err != nil && !(errors.As(err, &se) && se.Code == http.StatusConflict) {
-				return fmt.Errorf("apictl: creating the admission policy: %w", err)
-			}
+		if err := createPolicy(ctx, admin, peerVAP); err != nil {
+			return fmt.Errorf("apictl: %w", err)
 		}
 	}
 	// In force: it refuses what it should and lets the rest through (a policy the server cannot
@@ -169,8 +162,7 @@ func startFeatures(ctx context.Context, cfg Config, dir string, side *peerSide, 
 func grantRecords(ctx context.Context, admin httpTarget) error {
 	role := []byte(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"` + peerRecordsRole + `"},
 "rules":[{"apiGroups":["` + scaleGroup + `"],"resources":["` + scalePlural + `"],"verbs":["*"]}]}`)
-	err := admin.do(ctx, http.MethodPost, "/apis/rbac.authorization.k8s.io/v1/clusterroles", role, http.StatusCreated, nil)
-	if se := (*statusError)(nil); err != nil && !(errors.As(err, &se) && se.Code == http.StatusConflict) {
+	if err := createOnce(ctx, admin, "/apis/rbac.authorization.k8s.io/v1/clusterroles", role); err != nil {
 		return err
 	}
 	for _, ns := range []string{listNamespace, writeNamespace} {

@@ -49,14 +49,19 @@ feed:
 // createNamespace creates ns; one that exists already is fine.
 func createNamespace(ctx context.Context, h httpTarget, ns string) error {
 	body := []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + ns + `"}}`)
-	err := h.do(ctx, http.MethodPost, "/api/v1/namespaces", body, http.StatusCreated, nil)
-	if se := (*statusError)(nil); errors.As(err, &se) && se.Code == http.StatusConflict {
-		return nil
-	}
-	if err != nil {
+	if err := createOnce(ctx, h, "/api/v1/namespaces", body); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
 	return nil
+}
+
+// createOnce POSTs body to path; an object that exists already (409) is fine.
+func createOnce(ctx context.Context, h httpTarget, path string, body []byte) error {
+	err := h.do(ctx, http.MethodPost, path, body, http.StatusCreated, nil)
+	if se := (*statusError)(nil); errors.As(err, &se) && se.Code == http.StatusConflict {
+		return nil
+	}
+	return err
 }
 
 // createConfigMaps creates n ConfigMaps in ns named by name(i).

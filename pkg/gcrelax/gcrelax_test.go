@@ -57,7 +57,12 @@ func TestHoldWhileSmall(t *testing.T) {
 			if tt.released {
 				want = 100
 			}
-			// Cleanups run on their own goroutine after the collection: look for a while.
+			// Collections first, so that a hold that should last has had the chance to end; cleanups
+			// run on their own goroutine after the collection, so a release is looked for a while.
+			for range 3 {
+				runtime.GC()
+				time.Sleep(5 * time.Millisecond)
+			}
 			got := gcPercent()
 			for deadline := time.Now().Add(2 * time.Second); got != want && time.Now().Before(deadline); got = gcPercent() {
 				runtime.GC()

@@ -2,6 +2,7 @@ package patch
 
 import (
 	"encoding/json"
+	"reflect"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -194,7 +195,7 @@ func (o *ownership) sameShape(l, n map[string]any, owned map[string]any, at leve
 		}
 		if at == levelTop && o.resets[k] {
 			// The library takes a changed reset field from its owner even though nobody gains it.
-			if !jsonEqual(lv, nv) {
+			if !reflect.DeepEqual(lv, nv) {
 				return false, false
 			}
 			continue
@@ -237,7 +238,7 @@ func (o *ownership) sameValue(lv, nv any, owned map[string]any, at level) (chang
 	case []any:
 		// A list's members depend on its schema (keys, sets, atomic): only an unchanged one is
 		// known to leave every set as it is.
-		return false, jsonEqual(lv, nv)
+		return false, reflect.DeepEqual(lv, nv)
 	case string, bool, int64, float64, nil:
 		if !sameScalarType(lv, nv) {
 			return false, false
@@ -274,35 +275,4 @@ func scalarKind(v any) string {
 		return "null"
 	}
 	return ""
-}
-
-// jsonEqual compares two JSON values of unstructured objects.
-func jsonEqual(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !jsonEqual(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !jsonEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	default:
-		return sameScalarType(a, b) && a == b
-	}
 }
