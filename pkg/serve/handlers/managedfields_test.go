@@ -1,9 +1,12 @@
 package handlers_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
+	"time"
 )
 
 // ownedBy is one managedFields entry without its time: the manager, the operation, the
@@ -221,7 +224,10 @@ func TestManagedFieldsAsKube(t *testing.T) {
 	}
 }
 
-// managedFieldsOf reads the managedFields of the object in body.
+// managedFieldsOf reads the managedFields of the object in body, failing unless they are in kube's
+// order: by operation, time to the second, manager and subresource. It returns them ordered as if
+// every write had fallen in one second, which is how the want lists are written: a run whose writes
+// straddle a second orders them by time first, as kube does.
 func managedFieldsOf(t *testing.T, body string) []ownedBy {
 	t.Helper()
 	var obj struct {
@@ -230,6 +236,7 @@ func managedFieldsOf(t *testing.T, body string) []ownedBy {
 				Manager     string          `json:"manager"`
 				Operation   string          `json:"operation"`
 				Subresource string          `json:"subresource"`
+				Time        time.Time       `json:"time"`
 				FieldsV1    json.RawMessage `json:"fieldsV1"`
 			} `json:"managedFields"`
 		} `json:"metadata"`
@@ -237,9 +244,20 @@ func managedFieldsOf(t *testing.T, body string) []ownedBy {
 	if err := json.Unmarshal([]byte(body), &obj); err != nil {
 		t.Fatalf("decoding %s: %v", body, err)
 	}
+	entries := obj.Metadata.ManagedFields
+	for i := 1; i < len(entries); i++ {
+		p, q := entries[i-1], entries[i]
+		if cmp.Or(cmp.Compare(p.Operation, q.Operation), p.Time.Compare(q.Time), cmp.Compare(p.Manager, q.Manager),
+			cmp.Compare(p.Subresource, q.Subresource)) > 0 {
+			t.Errorf("managedFields out of kube's order: %s at %v before %s at %v", p.Manager, p.Time, q.Manager, q.Time)
+		}
+	}
 	var out []ownedBy
-	for _, e := range obj.Metadata.ManagedFields {
+	for _, e := range entries {
 		out = append(out, ownedBy{e.Manager, e.Operation, e.Subresource, string(e.FieldsV1)})
 	}
+	slices.SortStableFunc(out, func(a, b ownedBy) int {
+		return cmp.Or(cmp.Compare(a.operation, b.operation), cmp.Compare(a.manager, b.manager), cmp.Compare(a.subresource, b.subresource))
+	})
 	return out
 }
