@@ -57,6 +57,10 @@ func (o *ownership) fastUpdate(live, obj runtime.Object, manager string, now tim
 	if !ok {
 		return obj, false
 	}
+	// The library refuses a custom object without the live one's kind and version.
+	if nu.GetAPIVersion() != lu.GetAPIVersion() || nu.GetKind() != lu.GetKind() {
+		return obj, false
+	}
 	lmeta, _ := lu.Object["metadata"].(map[string]any)
 	nmeta, _ := nu.Object["metadata"].(map[string]any)
 	if lmeta == nil || nmeta == nil || hasLastApplied(lmeta) || hasLastApplied(nmeta) {
@@ -187,6 +191,11 @@ func (o *ownership) sameShape(l, n map[string]any, owned map[string]any, at leve
 	}
 	for k, lv := range l {
 		if unrecorded(k, at) {
+			// The library refuses an object of another kind or version than the live one's (a
+			// built-in object's may be left out).
+			if nv, present := n[k]; at == levelTop && present && nv != lv {
+				return false, false
+			}
 			continue
 		}
 		nv, present := n[k]
@@ -215,7 +224,7 @@ func (o *ownership) sameShape(l, n map[string]any, owned map[string]any, at leve
 }
 
 // unrecorded says whether the field k, at, is one the field manager never records: the object's
-// apiVersion and kind (the target's, checked before) and the stripped metadata.
+// apiVersion and kind and the stripped metadata.
 func unrecorded(k string, at level) bool {
 	switch at {
 	case levelTop:
