@@ -81,8 +81,27 @@ func ResourceVersionPlace(value []byte) (at int, last bool, err error) {
 }
 
 func spliceResourceVersion(dst, value []byte, rv int64, at int, last bool) []byte {
-	empty := !last && value[skipSpace(value, at)] == '}'
 	dst = append(dst, value[:at]...)
+	dst = appendResourceVersionMember(dst, value, rv, at, last)
+	return append(dst, value[at:]...)
+}
+
+// ResourceVersionParts returns what AppendWithResourceVersion would append, in three parts that
+// share the stored bytes: the bytes before the resourceVersion member, the member with its commas
+// (appended to member), and the bytes after. ok is false when kv has no recorded place (RVAt).
+// Writing the parts one after another spares a reader the copy of the whole object.
+func (kv KeyValue) ResourceVersionParts(member []byte) (head, withRV, tail []byte, ok bool) {
+	if kv.RVAt <= 0 {
+		return nil, nil, nil, false
+	}
+	at := int(kv.RVAt)
+	return kv.Value[:at], appendResourceVersionMember(member, kv.Value, kv.ModRevision, at, kv.RVLast), kv.Value[at:], true
+}
+
+// appendResourceVersionMember appends the resourceVersion member that goes at value[at], with the
+// comma before it (last) or after it (unless the metadata object is otherwise empty).
+func appendResourceVersionMember(dst, value []byte, rv int64, at int, last bool) []byte {
+	empty := !last && value[skipSpace(value, at)] == '}'
 	if last {
 		dst = append(dst, ',')
 	}
@@ -92,7 +111,7 @@ func spliceResourceVersion(dst, value []byte, rv int64, at int, last bool) []byt
 	if !empty && !last {
 		dst = append(dst, ',')
 	}
-	return append(dst, value[at:]...)
+	return dst
 }
 
 // resourceVersionAt returns where in the metadata object starting at body (just after its '{') the

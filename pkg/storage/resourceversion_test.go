@@ -60,6 +60,11 @@ func TestWithResourceVersion(t *testing.T) {
 			if again, err := AppendWithResourceVersion(nil, kv); err != nil || string(again) != tt.want {
 				t.Errorf("with the recorded place: got %s, %v", again, err)
 			}
+			// And so do its parts, written one after another.
+			head, member, tail, ok := kv.ResourceVersionParts(nil)
+			if parts := string(head) + string(member) + string(tail); !ok || parts != tt.want {
+				t.Errorf("in parts: got %s (%v)", parts, ok)
+			}
 		})
 	}
 }

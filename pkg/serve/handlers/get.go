@@ -31,6 +31,9 @@ func (s *scope) get(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	case out.format == formatTable:
 		body, err = s.tableOf(r, out, []storage.KeyValue{kv}, nil)
 	default:
+		if writeStoredJSON(w, r, out.format, kv) {
+			return
+		}
 		body, err = respond(kv) // getStored converted it
 	}
 	if err != nil {
