@@ -108,6 +108,11 @@ func (o *ownership) fastUpdateTyped(live, obj runtime.Object, manager string, no
 	if err != nil || len(nm.GetManagedFields()) > 0 || lm.GetAnnotations()[lastAppliedAnnotation] != "" || nm.GetAnnotations()[lastAppliedAnnotation] != "" {
 		return obj, false
 	}
+	// The library takes a built-in object without apiVersion and kind as the target's, and refuses
+	// one with either of them another's or missing.
+	if gvk := obj.GetObjectKind().GroupVersionKind(); !gvk.Empty() && (gvk.GroupVersion().String() != o.apiVersion || gvk.Kind != o.kind) {
+		return obj, false
+	}
 	entries := lm.GetManagedFields()
 	if len(entries) != 1 {
 		return obj, false

@@ -24,9 +24,10 @@ type ownership struct {
 	// apiVersion and kind. It is shared by every create, so nothing may modify it; the field
 	// manager's update does not.
 	empty runtime.Object
-	// apiVersion, subresource and resets describe the target for fastUpdate: the version its entries
-	// record, its subresource, and the top-level fields its writes cannot change.
+	// apiVersion, kind, subresource and resets describe the target for fastUpdate: the version its
+	// entries record, its kind, its subresource, and the top-level fields its writes cannot change.
 	apiVersion  string
+	kind        string
 	subresource string
 	resets      map[string]bool
 }
@@ -85,7 +86,7 @@ func newOwnership(t Target, k kind, custom bool, reset []string, converter conve
 		resets[f] = true
 	}
 	return &ownership{converter: c, fields: fm, empty: empty,
-		apiVersion: k.gvk.GroupVersion().String(), subresource: t.Subresource, resets: resets}, nil
+		apiVersion: k.gvk.GroupVersion().String(), kind: k.gvk.Kind, subresource: t.Subresource, resets: resets}, nil
 }
 
 // ownershipOf returns the machinery of tg, or the 500 that says why it could not be built.

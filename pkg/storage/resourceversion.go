@@ -95,7 +95,9 @@ func (kv KeyValue) ResourceVersionParts(member []byte) (head, withRV, tail []byt
 		return nil, nil, nil, false
 	}
 	at := int(kv.RVAt)
-	return kv.Value[:at], appendResourceVersionMember(member, kv.Value, kv.ModRevision, at, kv.RVLast), kv.Value[at:], true
+	// head's capacity ends where it does: the stored bytes are the watch cache's, and a writer that
+	// appended to head must not write into them.
+	return kv.Value[:at:at], appendResourceVersionMember(member, kv.Value, kv.ModRevision, at, kv.RVLast), kv.Value[at:], true
 }
 
 // appendResourceVersionMember appends the resourceVersion member that goes at value[at], with the

@@ -65,6 +65,9 @@ func TestWithResourceVersion(t *testing.T) {
 			if parts := string(head) + string(member) + string(tail); !ok || parts != tt.want {
 				t.Errorf("in parts: got %s (%v)", parts, ok)
 			}
+			if cap(head) != len(head) {
+				t.Errorf("head has room for %d more bytes, in the stored value", cap(head)-len(head))
+			}
 		})
 	}
 }
