@@ -24,6 +24,16 @@ var loopbackUser = request.User{Name: "system:apiserver", Groups: []string{reque
 // managedFields) as every client. Responses stream, so watches (and client-go informers) work.
 type loopback struct {
 	handler http.Handler
+	// until, when set, ends every request when it ends (boundTo).
+	until context.Context
+}
+
+// boundTo returns the loopback with every request ended when ctx ends, for clients of libraries that
+// send theirs with context.TODO (component-helpers' RBAC reconciliation). Such a request, waiting for
+// an etcd that does not answer, would otherwise outlive the server's stop, and the shutdown that
+// waits for its goroutine would never end.
+func (l *loopback) boundTo(ctx context.Context) *loopback {
+	return &loopback{handler: l.handler, until: ctx}
 }
 
 // newLoopback serves the resource routes of api alone: the hooks that start before the server's
@@ -70,6 +80,10 @@ func (l *loopback) coreClient() (*corev1client.CoreV1Client, error) {
 // request's context, which ends a watch.
 func (l *loopback) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
+	stop := func() bool { return false }
+	if l.until != nil {
+		stop = context.AfterFunc(l.until, cancel)
+	}
 	u := loopbackUser
 	ctx = request.WithUser(ctx, &u)
 	r := req.WithContext(ctx)
@@ -80,6 +94,7 @@ func (l *loopback) RoundTrip(req *http.Request) (*http.Response, error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer stop()
 		defer func() {
 			if req.Body != nil {
 				req.Body.Close()

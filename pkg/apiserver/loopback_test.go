@@ -79,3 +79,37 @@ func TestLoopbackCancelledBeforeHeader(t *testing.T) {
 		t.Fatal("the handler still runs after its request was cancelled")
 	}
 }
+
+// TestLoopbackBoundEndsRequests pins that a bound loopback ends a request its client never cancels
+// (context.TODO) when the bound context ends, so a shutdown does not wait on it.
+func TestLoopbackBoundEndsRequests(t *testing.T) {
+	ended := make(chan struct{})
+	lb := &loopback{handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(ended)
+		<-r.Context().Done() // etcd does not answer
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})}
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(context.TODO(), http.MethodGet, "http://loopback/api/v1/namespaces/kube-system", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(50*time.Millisecond, cancel)
+	answered := make(chan *http.Response, 1)
+	go func() {
+		resp, err := lb.boundTo(ctx).RoundTrip(req)
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- resp
+	}()
+	select {
+	case resp := <-answered:
+		if resp != nil && resp.StatusCode != http.StatusServiceUnavailable {
+			t.Errorf("got %d, want the handler's 503", resp.StatusCode)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request outlived the context its loopback is bound to")
+	}
+	<-ended
+}

@@ -7,7 +7,6 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/apictl/apictl/pkg/controllers/clusterroleaggregation"
 	"github.com/apictl/apictl/pkg/routes"
@@ -87,14 +86,7 @@ func addRBACHooks(s *serve.Server, cfg *serve.Config, resources serve.ResourceHa
 		return fmt.Errorf("building the loopback client: %w", err)
 	}
 	// kube's Roles in kube-system need the namespaces API, to create kube-system if it is missing.
-	var namespaces corev1client.NamespaceInterface
-	if _, ok := cfg.API.Resource(routes.GroupCore, "v1", "namespaces"); ok {
-		core, err := lb.coreClient()
-		if err != nil {
-			return fmt.Errorf("building the loopback client: %w", err)
-		}
-		namespaces = core.Namespaces()
-	}
+	_, namespacesServed := cfg.API.Resource(routes.GroupCore, "v1", "namespaces")
 	ctrls.add("clusterrole-aggregation-controller", func(ctx context.Context) {
 		select {
 		case <-policy.Ready():
@@ -103,10 +95,21 @@ func addRBACHooks(s *serve.Server, cfg *serve.Config, resources serve.ResourceHa
 		}
 	})
 	return s.AddPostStartHook("rbac/bootstrap-roles", func(ctx context.Context) error {
-		bg.goRun(func() { policy.Run(ctx, stores, cfg.Logger.With("component", "rbac-policy")) })
-		if namespaces != nil {
-			bg.goRun(func() { bootstrapNamespacePolicy(ctx, cs, namespaces, cfg.Logger) })
+		// The reconciliation sends its requests with context.TODO: bound to the hook's context,
+		// they end with the server, answered or not (a shutdown with etcd gone waited on them).
+		bound := lb.boundTo(ctx)
+		bcs, err := bound.rbacClient()
+		if err != nil {
+			return fmt.Errorf("building the loopback client: %w", err)
 		}
-		return bootstrapRBAC(ctx, cs, policy, cfg.Logger)
+		bg.goRun(func() { policy.Run(ctx, stores, cfg.Logger.With("component", "rbac-policy")) })
+		if namespacesServed {
+			core, err := bound.coreClient()
+			if err != nil {
+				return fmt.Errorf("building the loopback client: %w", err)
+			}
+			bg.goRun(func() { bootstrapNamespacePolicy(ctx, bcs, core.Namespaces(), cfg.Logger) })
+		}
+		return bootstrapRBAC(ctx, bcs, policy, cfg.Logger)
 	})
 }
