@@ -466,6 +466,13 @@ func TestAdmissionWebhooks(t *testing.T) {
 
 	t.Run("dry run calls webhooks with sideEffects None", func(t *testing.T) {
 		admissionNamespace(t, c, "dry")
+		// The root CA controller writes kube-root-ca.crt into every new namespace. Once it has, no
+		// write but the test's reaches the webhook below: a late one was counted as a second call
+		// (a CI flake).
+		eventually(t, "kube-root-ca.crt in dry", func() error {
+			_, err := c.CoreV1().ConfigMaps("dry").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+			return err
+		})
 		h := validatingHook("dry.example.com", "dry", hook.url+"/allow/dry", hook.ca, admissionregistrationv1.Fail, 10)
 		if _, err := reg.ValidatingWebhookConfigurations().Create(ctx, h, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
