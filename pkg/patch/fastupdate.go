@@ -46,7 +46,7 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 // fastUpdate returns obj with the managedFields the library would give it, and true, when the write
 // is the one case above; otherwise obj untouched and false. now is the time a changed entry takes.
 func (o *ownership) fastUpdate(live, obj runtime.Object, manager string, now time.Time) (runtime.Object, bool) {
-	if o.subresource != "" {
+	if o.subresource != "" || !o.ofTarget(obj) {
 		return obj, false
 	}
 	lu, ok := live.(*unstructured.Unstructured)
@@ -55,10 +55,6 @@ func (o *ownership) fastUpdate(live, obj runtime.Object, manager string, now tim
 	}
 	nu, ok := obj.(*unstructured.Unstructured)
 	if !ok {
-		return obj, false
-	}
-	// The library refuses a custom object without the live one's kind and version.
-	if nu.GetAPIVersion() != lu.GetAPIVersion() || nu.GetKind() != lu.GetKind() {
 		return obj, false
 	}
 	lmeta, _ := lu.Object["metadata"].(map[string]any)
@@ -97,6 +93,16 @@ func (o *ownership) fastUpdate(live, obj runtime.Object, manager string, now tim
 	return obj, true
 }
 
+// ofTarget says whether the library takes obj as an object of the target's kind and version: a
+// custom object must name them, a built-in one may name neither, and anything else it refuses.
+func (o *ownership) ofTarget(obj runtime.Object) bool {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if _, custom := obj.(*unstructured.Unstructured); !custom && gvk.Empty() {
+		return true
+	}
+	return gvk.GroupVersion().String() == o.apiVersion && gvk.Kind == o.kind
+}
+
 // fastUpdateTyped is fastUpdate for built-in objects: the same walk over both objects in their
 // unstructured form, and the live entry, its time moved if a value changed, set on obj.
 func (o *ownership) fastUpdateTyped(live, obj runtime.Object, manager string, now time.Time) (runtime.Object, bool) {
@@ -106,11 +112,6 @@ func (o *ownership) fastUpdateTyped(live, obj runtime.Object, manager string, no
 	}
 	nm, err := meta.Accessor(obj)
 	if err != nil || len(nm.GetManagedFields()) > 0 || lm.GetAnnotations()[lastAppliedAnnotation] != "" || nm.GetAnnotations()[lastAppliedAnnotation] != "" {
-		return obj, false
-	}
-	// The library takes a built-in object without apiVersion and kind as the target's, and refuses
-	// one with either of them another's or missing.
-	if gvk := obj.GetObjectKind().GroupVersionKind(); !gvk.Empty() && (gvk.GroupVersion().String() != o.apiVersion || gvk.Kind != o.kind) {
 		return obj, false
 	}
 	entries := lm.GetManagedFields()
@@ -196,11 +197,6 @@ func (o *ownership) sameShape(l, n map[string]any, owned map[string]any, at leve
 	}
 	for k, lv := range l {
 		if unrecorded(k, at) {
-			// The library refuses an object of another kind or version than the live one's (a
-			// built-in object's may be left out).
-			if nv, present := n[k]; at == levelTop && present && nv != lv {
-				return false, false
-			}
 			continue
 		}
 		nv, present := n[k]
@@ -229,7 +225,7 @@ func (o *ownership) sameShape(l, n map[string]any, owned map[string]any, at leve
 }
 
 // unrecorded says whether the field k, at, is one the field manager never records: the object's
-// apiVersion and kind and the stripped metadata.
+// apiVersion and kind (the target's, checked before: ofTarget) and the stripped metadata.
 func unrecorded(k string, at level) bool {
 	switch at {
 	case levelTop:

@@ -253,7 +253,7 @@ func TestFastUpdateCorpus(t *testing.T) {
 			if got := compareObjects(t, cc.own, cc.live, same, cc.manager); got != corpusObjects[i].fast {
 				t.Fatalf("unchanged update by %s: fast path answered %v, want %v", cc.manager, got, corpusObjects[i].fast)
 			}
-			unchanged := asJSON(t, same)
+			unchanged := string(mustJSON(t, same))
 			// answered counts the updates the fast path answered that change the object: an update
 			// its type decodes to the unchanged object (an unknown field dropped) proves nothing new.
 			answered, refused := 0, 0
@@ -277,7 +277,7 @@ func TestFastUpdateCorpus(t *testing.T) {
 							if manager != cc.manager {
 								t.Fatalf("%s %v: the fast path answered for a manager that owns nothing", m, path)
 							}
-							if asJSON(t, obj) != unchanged {
+							if string(mustJSON(t, obj)) != unchanged {
 								answered++
 							}
 						}
@@ -296,15 +296,6 @@ func TestFastUpdateCorpus(t *testing.T) {
 			t.Logf("%d values, %d changing updates answered by the fast path, %d the type refuses", len(cc.leaves), answered, refused)
 		})
 	}
-}
-
-func asJSON(t testing.TB, obj runtime.Object) string {
-	t.Helper()
-	js, err := json.Marshal(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(js)
 }
 
 // FuzzFastUpdateCorpus applies sequences of mutations to corpus objects, as the input says, and holds

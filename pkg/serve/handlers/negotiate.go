@@ -156,24 +156,31 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, format outputFo
 			body = b.Bytes()
 		}
 	}
-	// kube's encoder ends compact JSON with a newline; stored objects and lists are written without one.
-	newline := contentType == mediaJSON && !pretty && !bytes.HasSuffix(body, []byte{'\n'})
-	size := len(body)
+	writeBody(w, code, contentType, contentType == mediaJSON && !pretty, body)
+}
+
+// writeBody answers code with a body written in parts, one after another. compact says the body is
+// compact JSON, which kube's encoder ends with a newline: stored objects and lists are kept without
+// one, so it is written after them.
+func writeBody(w http.ResponseWriter, code int, contentType string, compact bool, parts ...[]byte) {
+	size := 0
+	for _, part := range parts {
+		size += len(part)
+	}
+	newline := compact && !bytes.HasSuffix(parts[len(parts)-1], newlineByte)
 	if newline {
 		size++
 	}
-	writeHead(w, code, contentType, size)
-	_, _ = w.Write(body)
-	if newline {
-		_, _ = w.Write(newlineByte)
-	}
-}
-
-func writeHead(w http.ResponseWriter, code int, contentType string, size int) {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
 	h.Set("Content-Length", strconv.Itoa(size))
 	w.WriteHeader(code)
+	for _, part := range parts {
+		_, _ = w.Write(part)
+	}
+	if newline {
+		_, _ = w.Write(newlineByte)
+	}
 }
 
 // writeStoredJSON answers 200 with a stored object as compact JSON, as writeJSON would, writing its
@@ -189,18 +196,7 @@ func writeStoredJSON(w http.ResponseWriter, r *http.Request, format outputFormat
 	if !ok {
 		return false
 	}
-	newline := !bytes.HasSuffix(tail, newlineByte)
-	size := len(head) + len(member) + len(tail)
-	if newline {
-		size++
-	}
-	writeHead(w, http.StatusOK, mediaJSON, size)
-	for _, part := range [...][]byte{head, member, tail} {
-		_, _ = w.Write(part)
-	}
-	if newline {
-		_, _ = w.Write(newlineByte)
-	}
+	writeBody(w, http.StatusOK, mediaJSON, true, head, member, tail)
 	return true
 }
 
