@@ -14,13 +14,11 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
-)
 
-// MaxDataSize is kube's limit on the data of a ConfigMap or Secret.
-const MaxDataSize = 1 * 1024 * 1024
+	"github.com/apictl/apictl/pkg/kinds/validation"
+)
 
 // builtinRules returns the rules of a built-in kind and, when it differs from DNS subdomains, its
 // name rule.
@@ -46,8 +44,6 @@ func builtinRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.Validat
 // coreRules returns the rules of the kinds of k8s.io/api.
 func coreRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.ValidateNameFunc, bool) {
 	switch gvk {
-	case corev1.SchemeGroupVersion.WithKind("ConfigMap"):
-		return configMapRules{}, nil, true
 	case corev1.SchemeGroupVersion.WithKind("Secret"):
 		return secretRules{}, nil, true
 	case corev1.SchemeGroupVersion.WithKind("Namespace"):
@@ -88,64 +84,6 @@ func (noRules) prepareUpdate(runtime.Object, runtime.Object)                  {}
 func (noRules) validate(runtime.Object) field.ErrorList                       { return nil }
 func (noRules) validateUpdate(runtime.Object, runtime.Object) field.ErrorList { return nil }
 
-type configMapRules struct{ noRules }
-
-func (configMapRules) validate(obj runtime.Object) field.ErrorList {
-	cm := obj.(*corev1.ConfigMap)
-	var errs field.ErrorList
-	total := 0
-	for key, value := range cm.Data {
-		errs = append(errs, validateDataKey(key, field.NewPath("data").Key(key))...)
-		if _, dup := cm.BinaryData[key]; dup {
-			errs = append(errs, field.Invalid(field.NewPath("data").Key(key), key, "duplicate of key present in binaryData"))
-		}
-		total += len(value)
-	}
-	for key, value := range cm.BinaryData {
-		errs = append(errs, validateDataKey(key, field.NewPath("binaryData").Key(key))...)
-		total += len(value)
-	}
-	if total > MaxDataSize {
-		errs = append(errs, field.TooLong(field.NewPath(""), "", MaxDataSize))
-	}
-	return errs
-}
-
-func (r configMapRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
-	cm, oldCM := obj.(*corev1.ConfigMap), old.(*corev1.ConfigMap)
-	errs := r.validate(obj)
-	errs = append(errs, validateImmutableData(oldCM.Immutable, cm.Immutable,
-		!reflect.DeepEqual(cm.Data, oldCM.Data), !reflect.DeepEqual(cm.BinaryData, oldCM.BinaryData), "binaryData")...)
-	return errs
-}
-
-// validateImmutableData applies kube's rules for `immutable` ConfigMaps and Secrets: once set it
-// cannot be unset, and the data cannot change.
-func validateImmutableData(oldImmutable, newImmutable *bool, dataChanged, otherChanged bool, other string) field.ErrorList {
-	if oldImmutable == nil || !*oldImmutable {
-		return nil
-	}
-	var errs field.ErrorList
-	if newImmutable == nil || !*newImmutable {
-		errs = append(errs, field.Forbidden(field.NewPath("immutable"), "field is immutable when `immutable` is set"))
-	}
-	if dataChanged {
-		errs = append(errs, field.Forbidden(field.NewPath("data"), "field is immutable when `immutable` is set"))
-	}
-	if otherChanged {
-		errs = append(errs, field.Forbidden(field.NewPath(other), "field is immutable when `immutable` is set"))
-	}
-	return errs
-}
-
-func validateDataKey(key string, fld *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range utilvalidation.IsConfigMapKey(key) {
-		errs = append(errs, field.Invalid(fld, key, msg))
-	}
-	return errs
-}
-
 // secretRules merges stringData into data and defaults the type, as kube's conversion and defaulting
 // do, and checks the keys each well-known type requires.
 type secretRules struct{}
@@ -180,11 +118,11 @@ func (secretRules) validate(obj runtime.Object) field.ErrorList {
 	var errs field.ErrorList
 	total := 0
 	for key, value := range s.Data {
-		errs = append(errs, validateDataKey(key, field.NewPath("data").Key(key))...)
+		errs = append(errs, validation.DataKey(key, field.NewPath("data").Key(key))...)
 		total += len(value)
 	}
-	if total > MaxDataSize {
-		errs = append(errs, field.TooLong(field.NewPath("data"), "", MaxDataSize))
+	if total > validation.MaxDataSize {
+		errs = append(errs, field.TooLong(field.NewPath("data"), "", validation.MaxDataSize))
 	}
 	requireKey := func(key string) {
 		if _, ok := s.Data[key]; !ok {
@@ -238,7 +176,7 @@ func (r secretRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
 	if s.Type != oldS.Type {
 		errs = append(errs, field.Invalid(field.NewPath("type"), s.Type, "field is immutable"))
 	}
-	errs = append(errs, validateImmutableData(oldS.Immutable, s.Immutable, !reflect.DeepEqual(s.Data, oldS.Data), false, "")...)
+	errs = append(errs, validation.ImmutableData(oldS.Immutable, s.Immutable, !reflect.DeepEqual(s.Data, oldS.Data), false, "")...)
 	return errs
 }
 

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/apictl/apictl/pkg/kinds"
+	kindsbuiltin "github.com/apictl/apictl/pkg/kinds/builtin"
 	"github.com/apictl/apictl/pkg/routes"
 )
 
@@ -71,6 +73,23 @@ type Strategy struct {
 	nameFn    apivalidation.ValidateNameFunc
 	// rules is the kind's own part: nil for kinds with no rules beyond metadata.
 	rules kindRules
+	// kind is the descriptor of a kind that has a package of its own; nil for the others.
+	kind *kinds.Kind
+}
+
+// Kind returns the descriptor of a kind that has a package of its own (pkg/kinds).
+func (s *Strategy) Kind() (*kinds.Kind, bool) { return s.kind, s.kind != nil }
+
+// DeletePolicy is the garbage-collection policy a delete of the kind gets when it asks for none.
+func (s *Strategy) DeletePolicy() kinds.DeletePolicy {
+	if s.kind != nil {
+		return s.kind.DeletePolicy
+	}
+	// events.k8s.io events are core events, with the same strategy.
+	if gk := s.GVK.GroupKind(); gk == (schema.GroupKind{Kind: "Event"}) || gk == (schema.GroupKind{Group: "events.k8s.io", Kind: "Event"}) {
+		return kinds.Unsupported
+	}
+	return kinds.DeleteDependents
 }
 
 // kindRules are what a kind adds to the generic metadata rules.
@@ -102,6 +121,14 @@ func newStrategy(gvr schema.GroupVersionResource, res *routes.Resource) (*Strate
 	if res.Custom || res.GoType == nil {
 		s.goType = nil
 		s.rules = customRules{hasStatus: s.hasStatus}
+		return s, nil
+	}
+	if k, ok := kindsbuiltin.Lookup(s.GVK.GroupKind()); ok && k.Version == s.GVK.Version {
+		s.kind = k
+		s.rules = newDescribedRules(k)
+		if k.NameRule != nil {
+			s.nameFn = k.NameRule
+		}
 		return s, nil
 	}
 	rules, nameFn, ok, err := builtinRules(s.GVK)

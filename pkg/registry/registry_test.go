@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apictl/apictl/pkg/kinds"
+	"github.com/apictl/apictl/pkg/kinds/validation"
 	"github.com/apictl/apictl/pkg/routes"
 )
 
@@ -33,7 +35,7 @@ func strategy(t *testing.T, group, resource string) *Strategy {
 func om(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: "default"} }
 
 func TestValidateCreate(t *testing.T) {
-	big := strings.Repeat("x", MaxDataSize)
+	big := strings.Repeat("x", validation.MaxDataSize)
 	tests := []struct {
 		group, resource string
 		obj             runtime.Object
@@ -209,5 +211,38 @@ func TestNamespaceStatusPhase(t *testing.T) {
 				t.Errorf("ValidateStatusUpdate = %v, want %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+func TestDeletePolicy(t *testing.T) {
+	reg, err := New(routes.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		gvr  schema.GroupVersionResource
+		want kinds.DeletePolicy
+	}{
+		{schema.GroupVersionResource{Version: "v1", Resource: "events"}, kinds.Unsupported}, // kube's event strategy
+		{schema.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}, kinds.Unsupported},
+		{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, kinds.DeleteDependents},
+		{schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, kinds.DeleteDependents},
+	} {
+		s, ok := reg.Strategy(tt.gvr)
+		if !ok {
+			t.Fatalf("no strategy for %v", tt.gvr)
+		}
+		if got := s.DeletePolicy(); got != tt.want {
+			t.Errorf("%v: DeletePolicy() = %v, want %v", tt.gvr, got, tt.want)
+		}
+	}
+	// A custom kind named Event is not kube's Event.
+	custom, err := newStrategy(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "events"},
+		&routes.Resource{Plural: "events", Kind: "Event", Custom: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := custom.DeletePolicy(); got != kinds.DeleteDependents {
+		t.Errorf("a custom Event: DeletePolicy() = %v, want %v", got, kinds.DeleteDependents)
 	}
 }

@@ -1,6 +1,7 @@
 package routes
 
 import (
+	"fmt"
 	"reflect"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -9,7 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apictl/apictl/pkg/kinds"
+	kindsbuiltin "github.com/apictl/apictl/pkg/kinds/builtin"
+	"github.com/apictl/apictl/pkg/routes/model"
 )
 
 // Built-in group names.
@@ -33,7 +37,7 @@ const (
 // discovery.k8s.io (16200).
 // Every call returns a new value.
 func Builtin() *API {
-	return newAPI([]Group{
+	return newAPI(withKinds([]Group{
 		{Name: GroupCore, Versions: []Version{{Name: "v1", Resources: coreV1()}}},
 		// The aggregator's own group comes first, as kube-aggregator lists it before every delegate.
 		{Name: GroupAPIRegistration, Versions: []Version{{Name: "v1", Resources: apiregistrationV1()}}},
@@ -47,16 +51,40 @@ func Builtin() *API {
 		{Name: GroupAPIExtensions, Versions: []Version{{Name: "v1", Resources: apiextensionsV1()}}},
 		{Name: GroupCoordination, Versions: []Version{{Name: "v1", Resources: coordinationV1()}}},
 		{Name: GroupDiscovery, Versions: []Version{{Name: "v1", Resources: discoveryV1()}}},
-	})
+	}, kindsbuiltin.Kinds()))
+}
+
+// withKinds adds the route-model entry of each kind described in a package of its own (pkg/kinds) to
+// its group version, which must be one of groups.
+func withKinds(groups []Group, described []kinds.Kind) []Group {
+	for _, k := range described {
+		v := findVersion(groups, k.Group, k.Version)
+		if v == nil {
+			panic(fmt.Sprintf("kind %s is served at %s/%s, which the built-in API does not list: add the group version to routes.Builtin",
+				k.Resource.Kind, k.Group, k.Version))
+		}
+		v.Resources = append(v.Resources, k.Resource)
+	}
+	return groups
+}
+
+func findVersion(groups []Group, group, version string) *Version {
+	for gi := range groups {
+		if groups[gi].Name != group {
+			continue
+		}
+		for vi := range groups[gi].Versions {
+			if groups[gi].Versions[vi].Name == version {
+				return &groups[gi].Versions[vi]
+			}
+		}
+	}
+	return nil
 }
 
 func coreV1() []Resource {
-	cm := corev1.ConfigMap{}.SwaggerDoc()
 	secret := corev1.Secret{}.SwaggerDoc()
 	return []Resource{
-		builtin("", "v1", "configmaps", "configmap", "ConfigMap", true, StandardVerbs(), []string{"cm"},
-			reflect.TypeFor[corev1.ConfigMap](), reflect.TypeFor[corev1.ConfigMapList](),
-			nameColumn(), computedColumn("Data", cm["data"], 0), ageColumn()),
 		endpoints(),
 		coreEventsResource(),
 		namespaces(),
@@ -201,28 +229,16 @@ func builtin(group, version, plural, singular, kind string, namespaced bool, ver
 	}
 }
 
-func objectMetaDoc(field string) string { return metav1.ObjectMeta{}.SwaggerDoc()[field] }
+func objectMetaDoc(field string) string { return model.ObjectMetaDoc(field) }
 
-// nameColumn is the first column of every table, as kube's printers and CRDs define it.
-func nameColumn() PrinterColumn {
-	return PrinterColumn{Name: "Name", Type: "string", Format: "name", Description: objectMetaDoc("name"), JSONPath: ".metadata.name"}
-}
-
-// ageColumn shows creationTimestamp; its Type is date so that clients print it as an age.
-func ageColumn() PrinterColumn {
-	return PrinterColumn{Name: "Age", Type: "date", Description: objectMetaDoc("creationTimestamp"), JSONPath: ".metadata.creationTimestamp"}
-}
-
-// createdAtColumn is the second column of kube's default table convertor, for kinds without a printer.
-func createdAtColumn() PrinterColumn {
-	return PrinterColumn{Name: "Created At", Type: "date", Description: objectMetaDoc("creationTimestamp"), JSONPath: ".metadata.creationTimestamp"}
-}
+func nameColumn() PrinterColumn      { return model.NameColumn() }
+func ageColumn() PrinterColumn       { return model.AgeColumn() }
+func createdAtColumn() PrinterColumn { return model.CreatedAtColumn() }
 
 func pathColumn(name, description string, priority int32, path string) PrinterColumn {
-	return PrinterColumn{Name: name, Type: "string", Description: description, Priority: priority, JSONPath: path}
+	return model.PathColumn(name, description, priority, path)
 }
 
-// computedColumn is a column kube's printers compute in code; it has no JSONPath.
 func computedColumn(name, description string, priority int32) PrinterColumn {
-	return PrinterColumn{Name: name, Type: "string", Description: description, Priority: priority}
+	return model.ComputedColumn(name, description, priority)
 }

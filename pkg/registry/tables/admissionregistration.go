@@ -7,6 +7,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
+	"github.com/apictl/apictl/pkg/kinds/printers"
 )
 
 // admissionRegistrationPrinter returns kube's printer for an admissionregistration.k8s.io kind
@@ -22,39 +24,39 @@ func admissionRegistrationPrinter(kind string) (printer, bool) {
 	count := func(name, description string) metav1.TableColumnDefinition {
 		return metav1.TableColumnDefinition{Name: name, Type: "integer", Description: description}
 	}
-	binding := []metav1.TableColumnDefinition{nameColumn(), column("PolicyName", policy), column("ParamRef", paramRef), ageColumn()}
+	binding := []metav1.TableColumnDefinition{printers.NameColumn(), printers.Column("PolicyName", policy), printers.Column("ParamRef", paramRef), printers.AgeColumn()}
 	switch kind {
 	case "ValidatingWebhookConfiguration":
-		return printer{columns: []metav1.TableColumnDefinition{nameColumn(), count("Webhooks", webhooks), ageColumn()},
+		return printer{columns: []metav1.TableColumnDefinition{printers.NameColumn(), count("Webhooks", webhooks), printers.AgeColumn()},
 			cells: typed(func(c *admissionregistrationv1.ValidatingWebhookConfiguration, now time.Time) []any {
-				return []any{c.Name, int64(len(c.Webhooks)), age(c.CreationTimestamp, now)}
+				return []any{c.Name, int64(len(c.Webhooks)), printers.Age(c.CreationTimestamp, now)}
 			})}, true
 	case "MutatingWebhookConfiguration":
-		return printer{columns: []metav1.TableColumnDefinition{nameColumn(), count("Webhooks", webhooks), ageColumn()},
+		return printer{columns: []metav1.TableColumnDefinition{printers.NameColumn(), count("Webhooks", webhooks), printers.AgeColumn()},
 			cells: typed(func(c *admissionregistrationv1.MutatingWebhookConfiguration, now time.Time) []any {
-				return []any{c.Name, int64(len(c.Webhooks)), age(c.CreationTimestamp, now)}
+				return []any{c.Name, int64(len(c.Webhooks)), printers.Age(c.CreationTimestamp, now)}
 			})}, true
 	case "ValidatingAdmissionPolicy":
-		return printer{columns: []metav1.TableColumnDefinition{nameColumn(),
+		return printer{columns: []metav1.TableColumnDefinition{printers.NameColumn(),
 			count("Validations", "Validations indicates the number of validation rules defined in this configuration"),
-			column("ParamKind", paramKind), ageColumn()},
+			printers.Column("ParamKind", paramKind), printers.AgeColumn()},
 			cells: typed(func(p *admissionregistrationv1.ValidatingAdmissionPolicy, now time.Time) []any {
-				return []any{p.Name, int64(len(p.Spec.Validations)), paramKindCell(p.Spec.ParamKind), age(p.CreationTimestamp, now)}
+				return []any{p.Name, int64(len(p.Spec.Validations)), paramKindCell(p.Spec.ParamKind), printers.Age(p.CreationTimestamp, now)}
 			})}, true
 	case "MutatingAdmissionPolicy":
-		return printer{columns: []metav1.TableColumnDefinition{nameColumn(),
+		return printer{columns: []metav1.TableColumnDefinition{printers.NameColumn(),
 			count("Mutations", "Mutation indicates the number of mutations rules defined in this configuration"),
-			column("ParamKind", paramKind), ageColumn()},
+			printers.Column("ParamKind", paramKind), printers.AgeColumn()},
 			cells: typed(func(p *admissionregistrationv1.MutatingAdmissionPolicy, now time.Time) []any {
-				return []any{p.Name, int64(len(p.Spec.Mutations)), paramKindCell(p.Spec.ParamKind), age(p.CreationTimestamp, now)}
+				return []any{p.Name, int64(len(p.Spec.Mutations)), paramKindCell(p.Spec.ParamKind), printers.Age(p.CreationTimestamp, now)}
 			})}, true
 	case "ValidatingAdmissionPolicyBinding":
 		return printer{columns: binding, cells: typed(func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding, now time.Time) []any {
-			return []any{b.Name, b.Spec.PolicyName, paramRefCell(b.Spec.ParamRef), age(b.CreationTimestamp, now)}
+			return []any{b.Name, b.Spec.PolicyName, paramRefCell(b.Spec.ParamRef), printers.Age(b.CreationTimestamp, now)}
 		})}, true
 	case "MutatingAdmissionPolicyBinding":
 		return printer{columns: binding, cells: typed(func(b *admissionregistrationv1.MutatingAdmissionPolicyBinding, now time.Time) []any {
-			return []any{b.Name, b.Spec.PolicyName, paramRefCell(b.Spec.ParamRef), age(b.CreationTimestamp, now)}
+			return []any{b.Name, b.Spec.PolicyName, paramRefCell(b.Spec.ParamRef), printers.Age(b.CreationTimestamp, now)}
 		})}, true
 	}
 	return printer{}, false
@@ -88,10 +90,10 @@ func paramRefCell(pr *admissionregistrationv1.ParamRef) string {
 // and the Available condition with its reason when it is not True.
 func apiServicePrinter() printer {
 	return printer{columns: []metav1.TableColumnDefinition{
-		nameColumn(),
-		column("Service", "The reference to the service that hosts this API endpoint."),
-		column("Available", "Whether this service is available."),
-		ageColumn(),
+		printers.NameColumn(),
+		printers.Column("Service", "The reference to the service that hosts this API endpoint."),
+		printers.Column("Available", "Whether this service is available."),
+		printers.AgeColumn(),
 	}, cells: typed(apiServiceCells)}
 }
 
@@ -100,7 +102,7 @@ func apiServiceCells(s *apiregistrationv1.APIService, now time.Time) []any {
 	if s.Spec.Service != nil {
 		service = fmt.Sprintf("%s/%s", s.Spec.Service.Namespace, s.Spec.Service.Name)
 	}
-	return []any{s.Name, service, availableCell(s.Status.Conditions), age(s.CreationTimestamp, now)}
+	return []any{s.Name, service, availableCell(s.Status.Conditions), printers.Age(s.CreationTimestamp, now)}
 }
 
 // availableCell is the first Available condition's status, with its reason unless True; Unknown

@@ -1,7 +1,6 @@
 package tables
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -15,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	kindsbuiltin "github.com/apictl/apictl/pkg/kinds/builtin"
+	"github.com/apictl/apictl/pkg/kinds/printers"
 	"github.com/apictl/apictl/pkg/registry"
 )
 
@@ -31,23 +32,25 @@ type printer struct {
 // clients hide the priority 1 columns unless asked for -o wide. Roles and cluster roles have no
 // printer in kube; they get its default convertor.
 func builtinPrinter(gk schema.GroupKind) (printer, bool) {
+	if k, ok := kindsbuiltin.Lookup(gk); ok {
+		if k.Table == nil {
+			return defaultPrinter(), true
+		}
+		return printer{columns: k.Table.Columns, cells: fromKind(k.Table.Cells)}, true
+	}
 	switch gk {
-	case schema.GroupKind{Kind: "ConfigMap"}:
-		return printer{columns: []metav1.TableColumnDefinition{
-			nameColumn(), column("Data", corev1.ConfigMap{}.SwaggerDoc()["data"]), ageColumn(),
-		}, cells: typed(configMapCells)}, true
 	case schema.GroupKind{Kind: "Secret"}:
 		doc := corev1.Secret{}.SwaggerDoc()
 		return printer{columns: []metav1.TableColumnDefinition{
-			nameColumn(), column("Type", doc["type"]), column("Data", doc["data"]), ageColumn(),
+			printers.NameColumn(), printers.Column("Type", doc["type"]), printers.Column("Data", doc["data"]), printers.AgeColumn(),
 		}, cells: typed(secretCells)}, true
 	case schema.GroupKind{Kind: "Namespace"}:
 		return printer{columns: []metav1.TableColumnDefinition{
-			nameColumn(), column("Status", "The status of the namespace"), ageColumn(),
+			printers.NameColumn(), printers.Column("Status", "The status of the namespace"), printers.AgeColumn(),
 		}, cells: typed(namespaceCells)}, true
 	case schema.GroupKind{Kind: "ServiceAccount"}:
 		return printer{columns: []metav1.TableColumnDefinition{
-			nameColumn(), ageColumn(),
+			printers.NameColumn(), printers.AgeColumn(),
 		}, cells: typed(serviceAccountCells)}, true
 	case schema.GroupKind{Kind: "Event"}:
 		return eventPrinter(), true
@@ -58,7 +61,7 @@ func builtinPrinter(gk schema.GroupKind) (printer, bool) {
 		return p, true
 	case schema.GroupKind{Group: coordinationv1.GroupName, Kind: "Lease"}:
 		return printer{columns: []metav1.TableColumnDefinition{
-			nameColumn(), column("Holder", coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]), ageColumn(),
+			printers.NameColumn(), printers.Column("Holder", coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]), printers.AgeColumn(),
 		}, cells: typed(leaseCells)}, true
 	case schema.GroupKind{Group: rbacv1.GroupName, Kind: "RoleBinding"}:
 		return bindingPrinter(rbacv1beta1.RoleBinding{}.SwaggerDoc()["roleRef"], "roleBinding", typed(roleBindingCells)), true
@@ -88,8 +91,8 @@ func builtinPrinter(gk schema.GroupKind) (printer, bool) {
 func defaultPrinter() printer {
 	return printer{
 		columns: []metav1.TableColumnDefinition{
-			nameColumn(),
-			{Name: "Created At", Type: "date", Description: objectMetaDoc("creationTimestamp")},
+			printers.NameColumn(),
+			{Name: "Created At", Type: "date", Description: printers.ObjectMetaDoc("creationTimestamp")},
 		},
 		cells: func(_ runtime.Object, m metav1.Object, _ time.Time) ([]any, error) {
 			return []any{m.GetName(), m.GetCreationTimestamp().UTC().Format(time.RFC3339)}, nil
@@ -101,16 +104,16 @@ func defaultPrinter() printer {
 func eventPrinter() printer {
 	doc := corev1.Event{}.SwaggerDoc()
 	return printer{columns: []metav1.TableColumnDefinition{
-		column("Last Seen", doc["lastTimestamp"]),
-		column("Type", doc["type"]),
-		column("Reason", doc["reason"]),
-		column("Object", doc["involvedObject"]),
-		wide(column("Subobject", corev1.ObjectReference{}.SwaggerDoc()["fieldPath"])),
-		wide(column("Source", doc["source"])),
-		column("Message", doc["message"]),
-		wide(column("First Seen", doc["firstTimestamp"])),
-		wide(column("Count", doc["count"])),
-		wide(nameColumn()),
+		printers.Column("Last Seen", doc["lastTimestamp"]),
+		printers.Column("Type", doc["type"]),
+		printers.Column("Reason", doc["reason"]),
+		printers.Column("Object", doc["involvedObject"]),
+		printers.Wide(printers.Column("Subobject", corev1.ObjectReference{}.SwaggerDoc()["fieldPath"])),
+		printers.Wide(printers.Column("Source", doc["source"])),
+		printers.Column("Message", doc["message"]),
+		printers.Wide(printers.Column("First Seen", doc["firstTimestamp"])),
+		printers.Wide(printers.Column("Count", doc["count"])),
+		printers.Wide(printers.NameColumn()),
 	}, cells: typed(eventCells)}
 }
 
@@ -118,63 +121,30 @@ func eventPrinter() printer {
 // columns, as kube words them.
 func bindingPrinter(roleRefDoc, kind string, cells cellFunc) printer {
 	return printer{columns: []metav1.TableColumnDefinition{
-		nameColumn(),
-		column("Role", roleRefDoc),
-		ageColumn(),
-		wide(column("Users", "Users in the "+kind)),
-		wide(column("Groups", "Groups in the "+kind)),
-		wide(column("ServiceAccounts", "ServiceAccounts in the "+kind)),
+		printers.NameColumn(),
+		printers.Column("Role", roleRefDoc),
+		printers.AgeColumn(),
+		printers.Wide(printers.Column("Users", "Users in the "+kind)),
+		printers.Wide(printers.Column("Groups", "Groups in the "+kind)),
+		printers.Wide(printers.Column("ServiceAccounts", "ServiceAccounts in the "+kind)),
 	}, cells: cells}
 }
 
-func objectMetaDoc(field string) string { return metav1.ObjectMeta{}.SwaggerDoc()[field] }
-
-func nameColumn() metav1.TableColumnDefinition {
-	return metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: objectMetaDoc("name")}
-}
-
-// ageColumn holds an age already rendered as text, so kube types it string, not date.
-func ageColumn() metav1.TableColumnDefinition {
-	return column("Age", objectMetaDoc("creationTimestamp"))
-}
-
-func column(name, description string) metav1.TableColumnDefinition {
-	return metav1.TableColumnDefinition{Name: name, Type: "string", Description: description}
-}
-
-// wide marks a column that kubectl shows only with -o wide.
-func wide(c metav1.TableColumnDefinition) metav1.TableColumnDefinition {
-	c.Priority = 1
-	return c
-}
-
-// typed adapts the cells of a k8s.io/api type to any object of the kind: a pointer to the type, or
-// an Unstructured holding one, which is converted first.
+// typed adapts the cells of a k8s.io/api type to the converter's cell function (printers.Typed).
 func typed[T any, PT interface {
 	*T
 	runtime.Object
 }](cells func(PT, time.Time) []any) cellFunc {
-	return func(obj runtime.Object, _ metav1.Object, now time.Time) ([]any, error) {
-		switch o := obj.(type) {
-		case PT:
-			return cells(o, now), nil
-		case runtime.Unstructured:
-			var t T
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.UnstructuredContent(), &t); err != nil {
-				return nil, fmt.Errorf("reading it as a %T: %w", PT(nil), err)
-			}
-			return cells(&t, now), nil
-		}
-		return nil, fmt.Errorf("a %T is not a %T", obj, PT(nil))
-	}
+	return fromKind(printers.Typed(cells))
 }
 
-func configMapCells(cm *corev1.ConfigMap, now time.Time) []any {
-	return []any{cm.Name, int64(len(cm.Data) + len(cm.BinaryData)), age(cm.CreationTimestamp, now)}
+// fromKind adapts a kind's cell function (kinds.Table) to the converter's.
+func fromKind(cells func(runtime.Object, time.Time) ([]any, error)) cellFunc {
+	return func(obj runtime.Object, _ metav1.Object, now time.Time) ([]any, error) { return cells(obj, now) }
 }
 
 func secretCells(s *corev1.Secret, now time.Time) []any {
-	return []any{s.Name, string(s.Type), int64(secretKeys(s)), age(s.CreationTimestamp, now)}
+	return []any{s.Name, string(s.Type), int64(secretKeys(s)), printers.Age(s.CreationTimestamp, now)}
 }
 
 // secretKeys counts the keys of data and stringData together: kube prints the internal object, in
@@ -190,12 +160,12 @@ func secretKeys(s *corev1.Secret) int {
 }
 
 func namespaceCells(ns *corev1.Namespace, now time.Time) []any {
-	return []any{ns.Name, string(ns.Status.Phase), age(ns.CreationTimestamp, now)}
+	return []any{ns.Name, string(ns.Status.Phase), printers.Age(ns.CreationTimestamp, now)}
 }
 
 func serviceAccountCells(sa *corev1.ServiceAccount, now time.Time) []any {
 	// kube 1.37 prints no Secrets column: a ServiceAccount's secrets are a legacy token mechanism.
-	return []any{sa.Name, age(sa.CreationTimestamp, now)}
+	return []any{sa.Name, printers.Age(sa.CreationTimestamp, now)}
 }
 
 func leaseCells(l *coordinationv1.Lease, now time.Time) []any {
@@ -203,23 +173,23 @@ func leaseCells(l *coordinationv1.Lease, now time.Time) []any {
 	if l.Spec.HolderIdentity != nil {
 		holder = *l.Spec.HolderIdentity
 	}
-	return []any{l.Name, holder, age(l.CreationTimestamp, now)}
+	return []any{l.Name, holder, printers.Age(l.CreationTimestamp, now)}
 }
 
 // eventCells follow kube's event printer: events of the newer API have no first and last timestamp
 // but an eventTime, and a series instead of a count; a singleton has count 1.
 func eventCells(e *corev1.Event, now time.Time) []any {
-	first := age(e.FirstTimestamp, now)
+	first := printers.Age(e.FirstTimestamp, now)
 	if e.FirstTimestamp.IsZero() {
-		first = microAge(e.EventTime, now)
+		first = printers.MicroAge(e.EventTime, now)
 	}
-	last := age(e.LastTimestamp, now)
+	last := printers.Age(e.LastTimestamp, now)
 	if e.LastTimestamp.IsZero() {
 		last = first
 	}
 	count := e.Count
 	if e.Series != nil {
-		last = microAge(e.Series.LastObservedTime, now)
+		last = printers.MicroAge(e.Series.LastObservedTime, now)
 		count = e.Series.Count
 	} else if count == 0 {
 		count = 1
@@ -276,7 +246,7 @@ func bindingCells(name string, ref rbacv1.RoleRef, subjects []rbacv1.Subject, cr
 		}
 	}
 	return []any{
-		name, ref.Kind + "/" + ref.Name, age(created, now),
+		name, ref.Kind + "/" + ref.Name, printers.Age(created, now),
 		strings.Join(users, ", "), strings.Join(groups, ", "), strings.Join(sas, ", "),
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/jsonpath"
 
+	"github.com/apictl/apictl/pkg/kinds/printers"
 	"github.com/apictl/apictl/pkg/routes"
 )
 
@@ -25,7 +26,7 @@ type pathColumns struct {
 }
 
 func newPathColumns(res schema.GroupResource, cols []routes.PrinterColumn) (*pathColumns, error) {
-	pc := &pathColumns{defs: []metav1.TableColumnDefinition{nameColumn()}}
+	pc := &pathColumns{defs: []metav1.TableColumnDefinition{printers.NameColumn()}}
 	// The model lists the Name column that kube puts before a CRD's own columns.
 	if len(cols) > 0 && isNameColumn(cols[0]) {
 		cols = cols[1:]
@@ -164,7 +165,7 @@ func cellValue(typ string, value any, now time.Time) any {
 			if err := t.UnmarshalQueryParameter(s); err != nil {
 				return "<invalid>"
 			}
-			return age(t, now)
+			return printers.Age(t, now)
 		}
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apictl/apictl/pkg/kinds/printers"
 	"github.com/apictl/apictl/pkg/routes"
 )
 
@@ -378,14 +379,14 @@ func TestAge(t *testing.T) {
 		{10 * 365 * 24 * time.Hour, "10y"},
 	}
 	for _, tt := range tests {
-		if got := age(metav1.NewTime(testNow.Add(-tt.ago)), testNow); got != tt.want {
+		if got := printers.Age(metav1.NewTime(testNow.Add(-tt.ago)), testNow); got != tt.want {
 			t.Errorf("age %v ago = %q, want %q", tt.ago, got, tt.want)
 		}
 	}
-	if got := age(metav1.Time{}, testNow); got != "<unknown>" {
+	if got := printers.Age(metav1.Time{}, testNow); got != "<unknown>" {
 		t.Errorf("age of a zero time = %q", got)
 	}
-	if got := microAge(metav1.MicroTime{}, testNow); got != "<unknown>" {
+	if got := printers.MicroAge(metav1.MicroTime{}, testNow); got != "<unknown>" {
 		t.Errorf("microAge of a zero time = %q", got)
 	}
 }

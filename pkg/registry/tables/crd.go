@@ -7,6 +7,8 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/apictl/apictl/pkg/kinds/printers"
 )
 
 // crdPrinter is apiextensions-apiserver's table convertor for CustomResourceDefinitions
@@ -15,14 +17,14 @@ import (
 func crdPrinter() printer {
 	return printer{
 		columns: []metav1.TableColumnDefinition{
-			nameColumn(),
-			column("Scope", "Cluster/Namespaced"),
-			column("Versions", "Served versions"),
-			{Name: "Created At", Type: "date", Description: objectMetaDoc("creationTimestamp")},
-			wide(column("Group", "API group")),
-			wide(column("Kind", "CustomResource kind")),
-			wide(column("ShortNames", "Short names")),
-			wide(metav1.TableColumnDefinition{Name: "Established", Type: "boolean", Description: "Established status"}),
+			printers.NameColumn(),
+			printers.Column("Scope", "Cluster/Namespaced"),
+			printers.Column("Versions", "Served versions"),
+			{Name: "Created At", Type: "date", Description: printers.ObjectMetaDoc("creationTimestamp")},
+			printers.Wide(printers.Column("Group", "API group")),
+			printers.Wide(printers.Column("Kind", "CustomResource kind")),
+			printers.Wide(printers.Column("ShortNames", "Short names")),
+			printers.Wide(metav1.TableColumnDefinition{Name: "Established", Type: "boolean", Description: "Established status"}),
 		},
 		cells:     typed(crdCells),
 		nullEmpty: true,

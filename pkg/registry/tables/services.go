@@ -14,6 +14,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/apictl/apictl/pkg/kinds/printers"
 )
 
 // maxListed is how many endpoints or ports kube's printers list before "+ N more...".
@@ -24,20 +26,20 @@ const maxListed = 3
 func servicePrinter() printer {
 	doc := corev1.ServiceSpec{}.SwaggerDoc()
 	return printer{columns: []metav1.TableColumnDefinition{
-		nameColumn(),
-		column("Type", doc["type"]),
-		column("Cluster-IP", doc["clusterIP"]),
-		column("External-IP", doc["externalIPs"]),
-		column("Port(s)", doc["ports"]),
-		ageColumn(),
-		wide(column("Selector", doc["selector"])),
+		printers.NameColumn(),
+		printers.Column("Type", doc["type"]),
+		printers.Column("Cluster-IP", doc["clusterIP"]),
+		printers.Column("External-IP", doc["externalIPs"]),
+		printers.Column("Port(s)", doc["ports"]),
+		printers.AgeColumn(),
+		printers.Wide(printers.Column("Selector", doc["selector"])),
 	}, cells: typed(serviceCells)}
 }
 
 // endpointsPrinter is kube's printEndpoints.
 func endpointsPrinter() printer {
 	return printer{columns: []metav1.TableColumnDefinition{
-		nameColumn(), column("Endpoints", corev1.Endpoints{}.SwaggerDoc()["subsets"]), ageColumn(),
+		printers.NameColumn(), printers.Column("Endpoints", corev1.Endpoints{}.SwaggerDoc()["subsets"]), printers.AgeColumn(),
 	}, cells: typed(endpointsCells)}
 }
 
@@ -45,11 +47,11 @@ func endpointsPrinter() printer {
 func endpointSlicePrinter() printer {
 	doc := discoveryv1.EndpointSlice{}.SwaggerDoc()
 	return printer{columns: []metav1.TableColumnDefinition{
-		nameColumn(),
-		column("AddressType", doc["addressType"]),
-		column("Ports", doc["ports"]),
-		column("Endpoints", doc["endpoints"]),
-		ageColumn(),
+		printers.NameColumn(),
+		printers.Column("AddressType", doc["addressType"]),
+		printers.Column("Ports", doc["ports"]),
+		printers.Column("Endpoints", doc["endpoints"]),
+		printers.AgeColumn(),
 	}, cells: typed(endpointSliceCells)}
 }
 
@@ -62,7 +64,7 @@ func serviceCells(s *corev1.Service, now time.Time) []any {
 	if ports == "" {
 		ports = "<none>"
 	}
-	return []any{s.Name, string(s.Spec.Type), clusterIP, serviceExternalIP(s), ports, age(s.CreationTimestamp, now),
+	return []any{s.Name, string(s.Spec.Type), clusterIP, serviceExternalIP(s), ports, printers.Age(s.CreationTimestamp, now),
 		labels.FormatLabels(s.Spec.Selector)}
 }
 
@@ -110,7 +112,7 @@ func servicePorts(ports []corev1.ServicePort) string {
 }
 
 func endpointsCells(e *corev1.Endpoints, now time.Time) []any {
-	return []any{e.Name, formatEndpoints(e), age(e.CreationTimestamp, now)}
+	return []any{e.Name, formatEndpoints(e), printers.Age(e.CreationTimestamp, now)}
 }
 
 // formatEndpoints is kube's: host:port for every address and port of every subset (bare addresses for
@@ -163,7 +165,7 @@ func endpointSliceCells(s *discoveryv1.EndpointSlice, now time.Time) []any {
 	for _, e := range s.Endpoints {
 		endpoints = append(endpoints, e.Addresses...)
 	}
-	return []any{s.Name, string(s.AddressType), listWithMore(ports), listWithMore(endpoints), age(s.CreationTimestamp, now)}
+	return []any{s.Name, string(s.AddressType), listWithMore(ports), listWithMore(endpoints), printers.Age(s.CreationTimestamp, now)}
 }
 
 // listWithMore is kube's listWithMoreString: the first three, "+ N more...", or <unset>.

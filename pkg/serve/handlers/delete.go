@@ -236,7 +236,7 @@ func (s *scope) mustMark(m *storedMeta, o *metav1.DeleteOptions) bool {
 }
 
 // gcPolicy is the default garbage-collection policy of the scope's kind.
-func (s *scope) gcPolicy() gcPolicy { return defaultGCPolicy(s.strategy.GVK.GroupKind()) }
+func (s *scope) gcPolicy() gcPolicy { return s.strategy.DeletePolicy() }
 
 var namespacesResource = corev1.Resource("namespaces")
 

@@ -5,33 +5,20 @@ package handlers
 import (
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/apictl/apictl/pkg/kinds"
 )
 
 // gcPolicy is what a kind's deletes do to its dependents when the client names no policy: kube's
-// rest.GarbageCollectionPolicy, which each kind's strategy declares.
-type gcPolicy int
+// rest.GarbageCollectionPolicy, which each kind declares (registry.Strategy.DeletePolicy).
+type gcPolicy = kinds.DeletePolicy
 
 const (
-	// gcDeleteDependents is Background, the default of every kind but a few.
-	gcDeleteDependents gcPolicy = iota
-	// gcOrphanDependents orphans by default (kube's batch/v1 Jobs and CronJobs, v1
-	// ReplicationControllers; none of them served here yet).
-	gcOrphanDependents
-	// gcUnsupported kinds never get the garbage collector's finalizers (kube's Events).
-	gcUnsupported
+	gcDeleteDependents = kinds.DeleteDependents
+	gcOrphanDependents = kinds.OrphanDependents
+	gcUnsupported      = kinds.Unsupported
 )
-
-// defaultGCPolicy is a kind's policy, as its kube strategy's DefaultGarbageCollectionPolicy says.
-func defaultGCPolicy(gk schema.GroupKind) gcPolicy {
-	// events.k8s.io events are core events, with the same strategy.
-	if gk == (schema.GroupKind{Group: corev1.GroupName, Kind: "Event"}) || gk == (schema.GroupKind{Group: "events.k8s.io", Kind: "Event"}) {
-		return gcUnsupported
-	}
-	return gcDeleteDependents
-}
 
 // gcFinalizersFor says which of the garbage collector's finalizers a delete with o asks for: kube's
 // store rules shouldOrphanDependents and shouldDeleteDependentsInForeground, which look at the same

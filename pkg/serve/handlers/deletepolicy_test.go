@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // TestDeletionFinalizers pins kube's store rules (deletionFinalizersForGarbageCollection); the cases
@@ -86,17 +85,5 @@ func TestNamespaceDeletionFinalizers(t *testing.T) {
 				t.Errorf("namespaceDeletionFinalizers = %q, want %q", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestDefaultGCPolicy(t *testing.T) {
-	for gk, want := range map[schema.GroupKind]gcPolicy{
-		{Kind: "Event"}:                       gcUnsupported, // kube's event strategy
-		{Kind: "ConfigMap"}:                   gcDeleteDependents,
-		{Group: "example.com", Kind: "Event"}: gcDeleteDependents,
-	} {
-		if got := defaultGCPolicy(gk); got != want {
-			t.Errorf("defaultGCPolicy(%v) = %v, want %v", gk, got, want)
-		}
 	}
 }

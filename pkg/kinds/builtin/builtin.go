@@ -1,0 +1,41 @@
+// Package builtin is the one list of the kinds that have a package of their own (pkg/kinds/<group>/
+// <kind>). Adding a kind is one line here; the route model, the registry, the tables and the store
+// find it through Lookup.
+package builtin
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/apictl/apictl/pkg/kinds"
+	"github.com/apictl/apictl/pkg/kinds/core/configmaps"
+)
+
+// Kinds returns every described kind, completed, in a new slice.
+func Kinds() []kinds.Kind {
+	all := []kinds.Kind{
+		configmaps.Kind(),
+	}
+	for i := range all {
+		all[i] = all[i].Complete()
+	}
+	return all
+}
+
+// index is built once: the descriptors are values that nothing changes after Kinds made them.
+var index = sync.OnceValue(func() map[schema.GroupKind]*kinds.Kind {
+	all := Kinds()
+	m := make(map[schema.GroupKind]*kinds.Kind, len(all))
+	for i := range all {
+		m[all[i].GroupVersionKind().GroupKind()] = &all[i]
+	}
+	return m
+})
+
+// Lookup returns the descriptor of a kind, whatever version it is asked at. The descriptor is
+// shared: do not change it.
+func Lookup(gk schema.GroupKind) (*kinds.Kind, bool) {
+	k, ok := index()[gk]
+	return k, ok
+}

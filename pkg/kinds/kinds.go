@@ -1,0 +1,100 @@
+// Package kinds describes an API kind in one value, so that everything apictl knows of a kind lives in
+// the kind's own package (pkg/kinds/<group>/<kind>) and is registered by one line
+// (pkg/kinds/builtin). The route model, the registry's rules, the table printer and the store's
+// delete policy read a kind from its Kind value; none of them switches on kind names for a kind
+// described here.
+package kinds
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/apictl/apictl/pkg/routes/model"
+)
+
+// Kind is one kind's descriptor.
+type Kind struct {
+	// Group and Version are those the kind is served at.
+	Group, Version string
+	// Resource is the kind's entry in the route model. Its ListKind and StorageVersionHash may be left
+	// empty: Complete derives them as kube does.
+	Resource model.Resource
+	// NameRule checks an object's name; nil is kube's default, a DNS subdomain.
+	NameRule func(name string, prefix bool) []string
+	// Strategy is what the kind adds to the generic metadata rules; nil for a kind with none.
+	Strategy Strategy
+	// Table is kube's printer of the kind; nil prints kube's default NAME and CREATED AT.
+	Table *Table
+	// DeletePolicy is the garbage-collection policy a delete without one gets.
+	DeletePolicy DeletePolicy
+	// Upstream names the k8s.io/kubernetes files that the kind's ported parts follow.
+	Upstream []Upstream
+}
+
+// GroupVersionKind names the kind.
+func (k *Kind) GroupVersionKind() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: k.Group, Version: k.Version, Kind: k.Resource.Kind}
+}
+
+// Complete returns k with what its route-model entry derives from its names: the list kind and
+// discovery's storageVersionHash.
+func (k Kind) Complete() Kind {
+	if k.Resource.ListKind == "" {
+		k.Resource.ListKind = k.Resource.Kind + "List"
+	}
+	if k.Resource.StorageVersionHash == "" {
+		k.Resource.StorageVersionHash = model.StorageVersionHash(k.Group, k.Version, k.Resource.Kind)
+	}
+	return k
+}
+
+// Strategy is a kind's own part of creating and updating its objects, as kube's REST strategies
+// have it. Objects are the kind's k8s.io/api type.
+type Strategy interface {
+	// PrepareForCreate defaults fields and clears what a create may not set.
+	PrepareForCreate(obj runtime.Object)
+	// PrepareForUpdate keeps what an update of the main resource may not change.
+	PrepareForUpdate(obj, old runtime.Object)
+	Validate(obj runtime.Object) field.ErrorList
+	ValidateUpdate(obj, old runtime.Object) field.ErrorList
+}
+
+// Defaulter is a Strategy with the defaults kube's decoder applies (its SetDefaults_ functions),
+// which run before managedFields are computed.
+type Defaulter interface {
+	Default(obj runtime.Object)
+}
+
+// Table is a kind's printer: its column definitions and the cells of one object's row, in order.
+type Table struct {
+	Columns []metav1.TableColumnDefinition
+	// Cells returns obj's row; now is the time ages are measured to.
+	Cells func(obj runtime.Object, now time.Time) ([]any, error)
+}
+
+// DeletePolicy is a kind's default garbage-collection policy, as its kube strategy's
+// DefaultGarbageCollectionPolicy says.
+type DeletePolicy int
+
+const (
+	// DeleteDependents is Background, the default of every kind but a few.
+	DeleteDependents DeletePolicy = iota
+	// OrphanDependents orphans by default (kube's batch/v1 Jobs, v1 ReplicationControllers).
+	OrphanDependents
+	// Unsupported kinds never get the garbage collector's finalizers (kube's Events).
+	Unsupported
+)
+
+// Upstream is one k8s.io/kubernetes file a kind's code follows.
+type Upstream struct {
+	// Path is the file's path in k8s.io/kubernetes: pkg/apis/core/validation/validation.go.
+	Path string
+	// Version is the release it was read at: v1.37.2.
+	Version string
+	// Parts names what was ported: ValidateConfigMap.
+	Parts string
+}
