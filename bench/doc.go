@@ -1,4 +1,4 @@
-// Package bench holds the entry point of the benchmark harness (pkg/bench). TestHarness builds apictl,
+// Package bench holds the entry point of the benchmark harness (internal/bench). TestHarness builds apictl,
 // the etcd helper (bench/internal/benchetcd) and the runner (bench/internal/benchrun) without -race,
 // lets the runner measure `apictl serve` against etcd, and prints the report.
 //

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/apictl/apictl/cmd/apictl/app"
-	"github.com/apictl/apictl/pkg/bench"
+	"github.com/apictl/apictl/internal/bench"
 )
 
 // The harness runs binaries built from source, which go test's cache cannot see; depending on the

@@ -31,8 +31,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/apictl/apictl/internal/servertest"
 	"github.com/apictl/apictl/internal/webhooktest"
-	"github.com/apictl/apictl/pkg/serve/servertest"
 )
 
 // admissionWebhook is the test/admissionwebhook program, running.

@@ -26,9 +26,9 @@ import (
 	"k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
+	"github.com/apictl/apictl/internal/servertest"
 	"github.com/apictl/apictl/pkg/certs"
 	"github.com/apictl/apictl/pkg/routes"
-	"github.com/apictl/apictl/pkg/serve/servertest"
 )
 
 // wardleServer is an extension API server for wardle.example.com/v1beta1 that, like one built on

@@ -20,9 +20,9 @@ import (
 	"k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
+	"github.com/apictl/apictl/internal/servertest"
 	"github.com/apictl/apictl/pkg/controllers/autoregister"
 	"github.com/apictl/apictl/pkg/controllers/extensionauth"
-	"github.com/apictl/apictl/pkg/serve/servertest"
 )
 
 // localAvailable reports whether s is a Local APIService that is Available as kube says Local ones are.

@@ -18,8 +18,8 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
+	"github.com/apictl/apictl/internal/servertest"
 	"github.com/apictl/apictl/pkg/flags"
-	"github.com/apictl/apictl/pkg/serve/servertest"
 )
 
 // metricSample returns one sample of the server's /metrics ("name{labels}"), or "" when absent.

@@ -22,8 +22,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/apictl/apictl/internal/servertest"
 	"github.com/apictl/apictl/internal/testtool"
-	"github.com/apictl/apictl/pkg/serve/servertest"
 	"github.com/apictl/apictl/pkg/storage/embedded"
 )
 

@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/apictl/apictl/pkg/serve/servertest"
+	"github.com/apictl/apictl/internal/servertest"
 )
 
 // BenchmarkGarbageCollector is issue 16's measurement: the server's CPU while idle with no objects

@@ -25,8 +25,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
+	"github.com/apictl/apictl/internal/servertest"
 	"github.com/apictl/apictl/internal/testtool"
-	"github.com/apictl/apictl/pkg/serve/servertest"
 )
 
 // The policies of this file are those the reference kube-apiserver v1.37.2 was asked about; the

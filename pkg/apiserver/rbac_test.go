@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/apictl/apictl/internal/servertest"
 	"github.com/apictl/apictl/pkg/certs"
-	"github.com/apictl/apictl/pkg/serve/servertest"
 )
 
 // clientFor issues a client certificate for user in groups, signed by s's CA, and returns a client

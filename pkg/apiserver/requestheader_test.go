@@ -22,8 +22,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/apictl/apictl/internal/servertest"
 	"github.com/apictl/apictl/pkg/certs"
-	"github.com/apictl/apictl/pkg/serve/servertest"
 )
 
 // tlsClient returns a client of s that trusts its CA and presents pair, as curl does, whatever CAs

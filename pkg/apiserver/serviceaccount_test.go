@@ -23,9 +23,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/apictl/apictl/internal/servertest"
 	"github.com/apictl/apictl/pkg/controllers/rootcacert"
 	"github.com/apictl/apictl/pkg/serve/auth/serviceaccount"
-	"github.com/apictl/apictl/pkg/serve/servertest"
 )
 
 // tokenClient is a client that presents token, trusting the server's CA.

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/apictl/apictl/pkg/serve/servertest"
+	"github.com/apictl/apictl/internal/servertest"
 )
 
 // TestServiceIPsAcrossReplicas: two replicas on one etcd hand out the 14 addresses of a /28 to

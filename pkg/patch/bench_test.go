@@ -61,7 +61,7 @@ func BenchmarkPatchConfigMap(b *testing.B) {
 	}
 }
 
-// benchSmallConfigMap is the ConfigMap the benchmark harness (pkg/bench) creates and updates: one
+// benchSmallConfigMap is the ConfigMap the benchmark harness (internal/bench) creates and updates: one
 // label, three short data keys, revision as the changing value.
 func benchSmallConfigMap(b *testing.B, p *Patcher, revision int) runtime.Object {
 	b.Helper()

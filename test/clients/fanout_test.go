@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apictl/apictl/pkg/serve/servertest"
+	"github.com/apictl/apictl/internal/servertest"
 )
 
 // TestThousandWatchers is the kubectl issue's fan-out must-show: 1,000 concurrent watchers of one

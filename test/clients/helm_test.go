@@ -30,8 +30,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/apictl/apictl/internal/servertest"
 	"github.com/apictl/apictl/internal/testtool"
-	"github.com/apictl/apictl/pkg/serve/servertest"
 )
 
 // helmInstall is how CI gets the helm the test is written for (v3.19.0 up to v3.22.0 work).

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apictl/apictl/internal/servertest"
 	"github.com/apictl/apictl/internal/testtool"
-	"github.com/apictl/apictl/pkg/serve/servertest"
 )
 
 // jsDir holds the JavaScript client test: package.json pins @kubernetes/client-node, package-lock.json

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apictl/apictl/internal/servertest"
 	"github.com/apictl/apictl/internal/testtool"
-	"github.com/apictl/apictl/pkg/serve/servertest"
 )
 
 // pyInterpreter is Debian's Python, the one python3-kubernetes installs for; a python3 earlier on PATH

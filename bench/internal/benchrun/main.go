@@ -1,4 +1,4 @@
-// Command benchrun runs the benchmark harness (pkg/bench) and writes its report as JSON. TestHarness
+// Command benchrun runs the benchmark harness (internal/bench) and writes its report as JSON. TestHarness
 // builds and runs it rather than calling bench.Run itself, so that the load generator never runs
 // under the test binary's -race instrumentation (CI tests with -race), which would slow the etcd
 // side's clientv3 decoding several times over and distort every ratio.
@@ -23,7 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/apictl/apictl/pkg/bench"
+	"github.com/apictl/apictl/internal/bench"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apictl/apictl/pkg/serve/servertest"
+	"github.com/apictl/apictl/internal/servertest"
 )
 
 // A whole server enforces the rules of a CRD from --api-config; the 422 bodies are kube-apiserver

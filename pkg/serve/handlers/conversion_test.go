@@ -13,8 +13,8 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
+	"github.com/apictl/apictl/internal/servertest"
 	"github.com/apictl/apictl/internal/webhooktest"
-	"github.com/apictl/apictl/pkg/serve/servertest"
 )
 
 // gizmoCRD is example.com's Gizmo at v1 (spec.size, stored) and v2 (spec.replicas and spec.size, so

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apictl/apictl/pkg/serve/servertest"
+	"github.com/apictl/apictl/internal/servertest"
 	"github.com/apictl/apictl/pkg/storage/embedded"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apictl/apictl/pkg/serve/servertest"
+	"github.com/apictl/apictl/internal/servertest"
 )
 
 // api is a test server and a plain HTTP client for its insecure port, where every request is a

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/apictl/apictl/pkg/serve/servertest"
+	"github.com/apictl/apictl/internal/servertest"
 )
 
 // BenchmarkListConfigMaps measures a LIST of 1,000 ConfigMaps through a whole server over HTTP: as
