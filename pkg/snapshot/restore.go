@@ -42,6 +42,9 @@ func Restore(ctx context.Context, opts RestoreOptions) (RestoreResult, error) {
 	if opts.Now != nil {
 		now = opts.Now
 	}
+	if err := embedded.CheckDir(opts.DataDir, "--data-dir"); err != nil {
+		return RestoreResult{}, err
+	}
 	info, err := Verify(opts.File)
 	if err != nil {
 		return RestoreResult{}, err

@@ -45,6 +45,16 @@ func Lock(dir string) (release func(), err error) {
 	return func() { lock.Close() }, nil
 }
 
+// Running reports whether an apictl process runs an etcd in dir, without changing anything there.
+func Running(dir string) bool {
+	lock, err := fileutil.TryLockFile(filepath.Join(dir, lockFile), os.O_WRONLY, 0)
+	if err != nil {
+		return errors.Is(err, fileutil.ErrLocked)
+	}
+	lock.Close()
+	return false
+}
+
 // RunningClientURL returns the client URL of the embedded etcd running in dir, and false when none
 // runs there (no URL file, or its lock is free: a process that crashed left the file behind).
 func RunningClientURL(dir string) (string, bool) {
