@@ -40,6 +40,16 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 			relaxed()
 		}
 	}()
+	// Nothing is changed (a member added, a dir made) until what the start needs is known to be there.
+	ports, err := preflight(o)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			ports.close()
+		}
+	}()
 	// A joiner takes the cluster's CAs before its PKI is made from them.
 	ec, err := prepareCluster(ctx, o, logOut)
 	if err != nil {
@@ -49,6 +59,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if err != nil {
 		return nil, err
 	}
+	ports.handOver()
 	defer func() {
 		if err != nil {
 			closeListeners(cfg)

@@ -43,7 +43,7 @@ const joinTimeout = 2 * time.Minute
 func prepareCluster(ctx context.Context, o *flags.ServerOptions, logOut io.Writer) (*embeddedCluster, error) {
 	c := o.Etcd.Cluster
 	etcdDir := filepath.Join(o.Generic.DataDir, "etcd")
-	if len(o.Etcd.Servers) > 0 || (!c.ClusterInit && c.Join == "" && !c.ClusterReset && !embedded.IsClusterMember(etcdDir)) {
+	if !inCluster(o) {
 		return nil, nil
 	}
 	log := o.Logs.NewLogger(logOut).With("component", "etcd-cluster")
@@ -52,15 +52,22 @@ func prepareCluster(ctx context.Context, o *flags.ServerOptions, logOut io.Write
 		servingCA: func() ([]byte, error) { return servingCA(o) }}
 	ec.config.PeerURL = "https://" + net.JoinHostPort(host, strconv.Itoa(c.PeerPort))
 	ec.config.ForceNew = c.ClusterReset
-	if err := os.MkdirAll(etcdDir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", etcdDir, err)
+	joining := c.Join != "" && !embedded.HasData(etcdDir)
+	if joining {
+		// The etcd recorded the name when it starts: a refused join leaves the data dir as it was.
+		ec.config.Name = embedded.RecordedMemberName(etcdDir, newMemberName())
+	} else {
+		if err := os.MkdirAll(etcdDir, 0o700); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", etcdDir, err)
+		}
+		name, err := embedded.MemberName(etcdDir, newMemberName())
+		if err != nil {
+			return nil, err
+		}
+		ec.config.Name = name
 	}
-	name, err := embedded.MemberName(etcdDir, newMemberName())
-	if err != nil {
-		return nil, err
-	}
-	ec.config.Name = name
-	if c.Join != "" && !embedded.HasData(etcdDir) {
+	if joining {
+		name := ec.config.Name
 		token, err := join.ParseToken(c.JoinToken)
 		if err != nil {
 			return nil, fmt.Errorf("--join-token: %w", err)

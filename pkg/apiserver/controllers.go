@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/apictl/apictl/pkg/controllers/leaderelection"
 	"github.com/apictl/apictl/pkg/flags"
 	"github.com/apictl/apictl/pkg/serve"
+	"github.com/apictl/apictl/pkg/storage/embedded"
 )
 
 // clusterControllers are the controllers that run once per cluster: with --leader-elect (the
@@ -193,6 +195,7 @@ func addClusterControllers(s *serve.Server, cfg *serve.Config, o *flags.ServerOp
 				return fmt.Errorf("creating the leader election Lease's namespace: %w", err)
 			}
 		}
+		releaseRestoredLease(ctx, o, elector, log)
 		log.Info("campaigning for the lease of the cluster-wide controllers", "lease", elector.Describe(), "identity", elector.Identity())
 		bg.goRun(func() { elector.Run(ctx, ctrls.group.Run) })
 		return nil
@@ -245,5 +248,26 @@ func (c runningCheck) Detail() string {
 		return "runs no cluster-wide controllers: the holder of Lease " + c.lease + " does"
 	default:
 		return "runs no cluster-wide controllers"
+	}
+}
+
+// releaseRestoredLease releases the Lease restored from a snapshot into the embedded etcd when it
+// names the server the snapshot was saved from, which never runs on this data: this server then runs
+// the controllers as soon as it serves, rather than a lease duration later. A Lease renewed since
+// the restore belongs to a server on this data and is left alone; failing to release is only slower.
+func releaseRestoredLease(ctx context.Context, o *flags.ServerOptions, elector *leaderelection.Elector, log *slog.Logger) {
+	if len(o.Etcd.Servers) > 0 || o.Generic.DataDir == "" {
+		return
+	}
+	at, ok := embedded.RestoredAt(filepath.Join(o.Generic.DataDir, "etcd"))
+	if !ok {
+		return
+	}
+	holder, err := elector.ReleaseRenewedBefore(ctx, at)
+	switch {
+	case err != nil:
+		log.Warn("the lease restored from a snapshot could not be released: the controllers start once it expires", "err", err)
+	case holder != "":
+		log.Info("released the lease restored from a snapshot: its holder ran on the data the snapshot was saved from", "holder", holder, "restoredAt", at)
 	}
 }

@@ -35,7 +35,7 @@ func addEtcdSnapshots(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions
 		Schedule: schedule, Retention: o.Etcd.SnapshotRetention, Dir: dir, Host: host,
 		Source: snapshot.Source{DataDir: o.Generic.DataDir, Endpoints: o.Etcd.Servers,
 			CAFile: o.Etcd.CAFile, CertFile: o.Etcd.CertFile, KeyFile: o.Etcd.KeyFile, Timeout: o.Etcd.HealthcheckTimeout},
-		ApictlVersion: v.Apictl(), KubernetesVersion: v.Kubernetes(),
+		ApictlVersion: v.Apictl(), KubernetesVersion: v.Kubernetes(), CertDir: o.SecureServing.CertDir,
 		Registerer: s.Registry(), Logger: cfg.Logger.With("component", "etcd-snapshots"),
 	})
 	if err != nil {

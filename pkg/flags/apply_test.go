@@ -2,6 +2,7 @@ package flags
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -88,7 +89,8 @@ func TestConfigPortInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = o.Config(context.Background(), io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "failed to listen on "+taken.Addr().String()) {
+	want := fmt.Sprintf("--insecure-port %d on 127.0.0.1 is in use by another process: choose another with --insecure-port, or 0 to turn it off", taken.Addr().(*net.TCPAddr).Port)
+	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("got %v", err)
 	}
 }

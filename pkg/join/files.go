@@ -53,14 +53,7 @@ func WriteShared(certDir string, files map[string][]byte, now time.Time) (moved 
 			return "", fmt.Errorf("the member sent %q, which is not one of the cluster's shared files", name)
 		}
 	}
-	differs := false
-	for name, data := range files {
-		old, err := os.ReadFile(filepath.Join(certDir, filepath.FromSlash(name)))
-		if err == nil && !bytes.Equal(old, data) {
-			differs = true
-		}
-	}
-	if differs {
+	if len(Differing(certDir, files)) > 0 {
 		moved = fmt.Sprintf("%s-old-%s", filepath.Clean(certDir), now.UTC().Format("20060102T150405Z"))
 		if err := os.Rename(certDir, moved); err != nil {
 			return "", fmt.Errorf("moving the cert dir %s aside: %w", certDir, err)
@@ -72,4 +65,17 @@ func WriteShared(certDir string, files map[string][]byte, now time.Time) (moved 
 		}
 	}
 	return moved, nil
+}
+
+// Differing names the files of files that certDir holds with other contents, sorted.
+func Differing(certDir string, files map[string][]byte) []string {
+	var out []string
+	for name, data := range files {
+		old, err := os.ReadFile(filepath.Join(certDir, filepath.FromSlash(name)))
+		if err == nil && !bytes.Equal(old, data) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

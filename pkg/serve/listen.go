@@ -5,12 +5,14 @@ package serve
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	stdlog "log"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -28,14 +30,63 @@ type boundListeners struct {
 	secure, insecure net.Listener
 }
 
-// Listen binds address, with an error that names the address and the flag that sets it.
+// Listen binds address for a serving port that 0 turns off, with an error that names the flag,
+// what is wrong and how to fix it.
 func Listen(address, flag string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", address)
 	if err != nil {
-		return nil, fmt.Errorf("failed to listen on %s: %w (is another server using it? choose another %s)", address, err, flag)
+		return nil, ListenError(address, flag, "or 0 to turn it off", err)
 	}
 	return ln, nil
 }
+
+// CheckPort binds address and lets it go again, so that a port the start needs later (etcd's, which
+// etcd binds itself) is known to be free before anything is changed. alt is what else the flag
+// takes, as ListenError says it.
+func CheckPort(address, flag, alt string) error {
+	ln, err := net.Listen("tcp", address)
+	if err != nil {
+		return ListenError(address, flag, alt, err)
+	}
+	return ln.Close()
+}
+
+// ListenError is err, from binding address, as one line naming flag, what is wrong and the fix;
+// alt, when not empty, is what else the flag takes ("or 0 to turn it off"). It wraps err.
+func ListenError(address, flag, alt string, err error) error {
+	host, port, serr := net.SplitHostPort(address)
+	if serr != nil {
+		host, port = address, ""
+	}
+	if host == "" {
+		host = "every address"
+	}
+	other := "choose another with " + flag
+	if alt != "" {
+		other += ", " + alt
+	}
+	var msg string
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		msg = fmt.Sprintf("%s %s on %s is in use by another process: %s", flag, port, host, other)
+	case errors.Is(err, syscall.EACCES):
+		msg = fmt.Sprintf("%s %s on %s: binding a port below 1024 needs root or CAP_NET_BIND_SERVICE: %s", flag, port, host, other)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		msg = fmt.Sprintf("%s %s: %s is not an address of this host: give one of its addresses", flag, port, host)
+	default:
+		msg = fmt.Sprintf("%s %s on %s cannot be bound (%v): %s", flag, port, host, err, other)
+	}
+	return &listenError{msg: msg, err: err}
+}
+
+// listenError says in one line why a port could not be bound, and wraps the system's error.
+type listenError struct {
+	msg string
+	err error
+}
+
+func (e *listenError) Error() string { return e.msg }
+func (e *listenError) Unwrap() error { return e.err }
 
 // listen binds the listeners that are not bound yet, failing fast with the address in the message.
 func (p *PreparedServer) listen() (boundListeners, error) {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -408,7 +409,31 @@ func TestPortInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = s.PrepareRun().Run(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "failed to listen on "+taken.Addr().String()) {
+	want := fmt.Sprintf("--insecure-port %d on 127.0.0.1 is in use by another process: choose another with --insecure-port, or 0 to turn it off", taken.Addr().(*net.TCPAddr).Port)
+	if err == nil || err.Error() != want {
 		t.Errorf("got %v", err)
+	}
+}
+
+func TestCheckPort(t *testing.T) {
+	taken := listen(t)
+	defer taken.Close()
+	port := taken.Addr().(*net.TCPAddr).Port
+	tests := []struct {
+		name, address, flag, alt, want string
+	}{
+		{"busy", taken.Addr().String(), "--etcd-client-port", "or 0 to let the OS pick one",
+			fmt.Sprintf("--etcd-client-port %d on 127.0.0.1 is in use by another process: choose another with --etcd-client-port, or 0 to let the OS pick one", port)},
+		{"busy, nothing else", taken.Addr().String(), "--etcd-peer-port", "",
+			fmt.Sprintf("--etcd-peer-port %d on 127.0.0.1 is in use by another process: choose another with --etcd-peer-port", port)},
+		{"free", "127.0.0.1:0", "--etcd-peer-port", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckPort(tt.address, tt.flag, tt.alt)
+			if got := fmt.Sprint(err); tt.want == "" && err != nil || tt.want != "" && got != tt.want {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+		})
 	}
 }

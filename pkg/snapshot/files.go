@@ -49,7 +49,7 @@ func List(dir string) ([]Info, error) {
 	return out, nil
 }
 
-// Delete removes the snapshot name from dir, with its record.
+// Delete removes the snapshot name from dir, with its record and the identity saved with it.
 func Delete(dir, name string) error {
 	if err := CheckName(name); err != nil {
 		return err
@@ -62,6 +62,9 @@ func Delete(dir, name string) error {
 	}
 	if err := os.Remove(path + metadataSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("deleting the record of snapshot %s: %w", name, err)
+	}
+	if err := os.RemoveAll(IdentityDir(path)); err != nil {
+		return fmt.Errorf("deleting the CAs and keys saved with snapshot %s: %w", name, err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/apictl/apictl/pkg/join"
 	"github.com/apictl/apictl/pkg/storage/embedded"
 )
 
@@ -19,6 +20,8 @@ type RestoreOptions struct {
 	File string
 	// DataDir is `apictl serve`'s --data-dir; the embedded etcd's data is DataDir/etcd.
 	DataDir string
+	// CertDir is `apictl serve`'s --cert-dir, where the identity saved with the snapshot goes.
+	CertDir string
 	// Now is the clock, for the name the old data is moved to; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -30,21 +33,44 @@ type RestoreResult struct {
 	// EtcdDir holds the restored member; MovedTo is where the etcd data that was there went ("" if
 	// there was none).
 	EtcdDir, MovedTo string
+	// Identity lists the CAs and keys saved with the snapshot that are now in the cert dir; none
+	// when the snapshot was saved without them.
+	Identity []string
 }
 
 // Restore makes the snapshot opts.File the embedded etcd's data in opts.DataDir, as k3s's
 // --cluster-reset-restore-path does: the snapshot is verified first (Verify), restored into a new
 // directory beside the old one, and only then is the old data moved aside to etcd-old-<time>, never
-// deleted. The etcd's client credentials are kept. A server running on the data dir is refused. On
-// any failure the data dir is as it was.
+// deleted. The etcd's client credentials are kept. The server's identity saved with the snapshot
+// goes into the cert dir; one that holds another identity is refused, as is a server running on the
+// data dir. Everything is checked before anything is written; on any failure the data dir is as it
+// was.
 func Restore(ctx context.Context, opts RestoreOptions) (RestoreResult, error) {
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
 	}
+	if err := embedded.CheckDir(opts.DataDir, "--data-dir"); err != nil {
+		return RestoreResult{}, err
+	}
 	info, err := Verify(opts.File)
 	if err != nil {
 		return RestoreResult{}, err
+	}
+	identity, err := readIdentity(opts.File)
+	if err != nil {
+		return RestoreResult{}, err
+	}
+	if len(identity) > 0 {
+		if opts.CertDir == "" {
+			return RestoreResult{}, errors.New("the snapshot carries the server's CAs and keys: give the --cert-dir to put them in")
+		}
+		if err := embedded.CheckDir(opts.CertDir, "--cert-dir"); err != nil {
+			return RestoreResult{}, err
+		}
+		if err := checkIdentity(opts.CertDir, info.Name, identity); err != nil {
+			return RestoreResult{}, err
+		}
 	}
 	res := RestoreResult{Snapshot: info, EtcdDir: filepath.Join(opts.DataDir, "etcd")}
 	release, err := embedded.Lock(res.EtcdDir)
@@ -78,6 +104,13 @@ func Restore(ctx context.Context, opts RestoreOptions) (RestoreResult, error) {
 			err = errors.Join(err, os.Rename(res.MovedTo, res.EtcdDir))
 		}
 		return res, errors.Join(err, os.RemoveAll(staging))
+	}
+	if len(identity) > 0 {
+		// checkIdentity found nothing that differs: nothing is moved aside, only missing files are added.
+		if _, err := join.WriteShared(opts.CertDir, identity, now()); err != nil {
+			return res, fmt.Errorf("the etcd data is restored, but putting the snapshot's CAs and keys in --cert-dir %s failed: %w", opts.CertDir, err)
+		}
+		res.Identity = sortedNames(identity)
 	}
 	return res, nil
 }

@@ -27,6 +27,10 @@ type SaveOptions struct {
 	Endpoint string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// CertDir is the server's cert dir: the CAs and service-account keys found there are saved
+	// beside the snapshot (IdentityDir), so that a restore keeps the server's identity. Empty saves
+	// none.
+	CertDir string
 }
 
 // CheckName reports what is wrong with a snapshot name, if anything: it must be a plain file name
@@ -38,7 +42,7 @@ func CheckName(name string) error {
 	case strings.ContainsAny(name, `/\`) || name == "." || name == "..":
 		return fmt.Errorf("snapshot name %q must be a file name, without a directory (use --dir for where it goes)", name)
 	case !isSnapshotName(name):
-		return fmt.Errorf("snapshot name %q must not start with '.' nor end in %s", name, metadataSuffix)
+		return fmt.Errorf("snapshot name %q must not start with '.' nor end in %s or %s", name, metadataSuffix, identitySuffix)
 	}
 	return nil
 }
@@ -57,8 +61,10 @@ func Save(ctx context.Context, m clientv3.Maintenance, opts SaveOptions) (_ Info
 		return Info{}, fmt.Errorf("making the snapshot directory: %w", err)
 	}
 	path := filepath.Join(opts.Dir, opts.Name)
-	if _, err := os.Lstat(path); err == nil {
-		return Info{}, fmt.Errorf("a snapshot named %s exists in %s: choose another name, or delete it first", opts.Name, opts.Dir)
+	for _, p := range []string{path, path + metadataSuffix, IdentityDir(path)} {
+		if _, err := os.Lstat(p); err == nil {
+			return Info{}, fmt.Errorf("a snapshot named %s exists in %s: choose another name, or delete it first", opts.Name, opts.Dir)
+		}
 	}
 	began := now()
 	resp, err := m.SnapshotWithVersion(ctx)
@@ -87,6 +93,16 @@ func Save(ctx context.Context, m clientv3.Maintenance, opts SaveOptions) (_ Info
 		if st, err := m.Status(ctx, opts.Endpoint); err == nil {
 			info.ServerVersion = st.Version
 		}
+	}
+	if opts.CertDir != "" {
+		if info.Identity, err = saveIdentity(opts.CertDir, path); err != nil {
+			return Info{}, fmt.Errorf("saving the server's identity beside the snapshot: %w", err)
+		}
+		defer func() {
+			if err != nil {
+				os.RemoveAll(IdentityDir(path))
+			}
+		}()
 	}
 	info.Recorded = true
 	if err := writeAtomically(path+metadataSuffix, func(w io.Writer) error {

@@ -32,6 +32,8 @@ type SchedulerConfig struct {
 	Dir       string
 	// Source is the etcd, as Connect takes it.
 	Source Source
+	// CertDir is the server's cert dir, whose CAs and keys are saved with each snapshot.
+	CertDir string
 	// Host goes into the snapshots' names.
 	Host                             string
 	ApictlVersion, KubernetesVersion string
@@ -106,7 +108,7 @@ func (s *Scheduler) take(ctx context.Context, at time.Time) error {
 		return err
 	}
 	name := ScheduledPrefix + s.cfg.Host + "-" + at.UTC().Format("20060102T150405Z")
-	info, err := Save(ctx, cl.Maintenance, SaveOptions{Dir: s.cfg.Dir, Name: name, Endpoint: cl.Endpoints()[0], Now: s.now,
+	info, err := Save(ctx, cl.Maintenance, SaveOptions{Dir: s.cfg.Dir, Name: name, Endpoint: cl.Endpoints()[0], Now: s.now, CertDir: s.cfg.CertDir,
 		ApictlVersion: s.cfg.ApictlVersion, KubernetesVersion: s.cfg.KubernetesVersion})
 	if cerr := closeClient(context.WithoutCancel(ctx)); err == nil {
 		err = cerr

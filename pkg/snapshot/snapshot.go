@@ -2,8 +2,9 @@
 // stores its objects in, with etcd's maintenance API and etcdutl, as k3s does for its embedded etcd.
 //
 // A snapshot is two files in a directory: NAME, the database exactly as etcd streamed it (with the
-// SHA-256 etcd appends), and NAME.json, what was recorded when it was saved (Info). Both are written
-// to a temporary name and renamed, so that a directory never holds half a snapshot.
+// SHA-256 etcd appends), and NAME.json, what was recorded when it was saved (Info); beside them
+// NAME.pki holds the server's CAs and service-account keys (IdentityDir). Each is written to a
+// temporary name and renamed, the record last, so that a directory never holds half a snapshot.
 package snapshot
 
 import (
@@ -42,6 +43,9 @@ type Info struct {
 	// ApictlVersion and KubernetesVersion are the apictl that saved it.
 	ApictlVersion     string `json:"apictlVersion,omitempty"`
 	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+	// Identity lists the server's CAs and service-account keys saved with the snapshot, in
+	// IdentityDir, by their paths in the cert dir; none for a snapshot saved without them.
+	Identity []string `json:"identity,omitempty"`
 	// Path is where the snapshot is; not recorded, as the files may be moved.
 	Path string `json:"-"`
 	// Recorded is false for a file without its NAME.json (copied in by hand): only Name, Path, Size
@@ -177,5 +181,5 @@ func writeAtomically(path string, write func(io.Writer) error) (err error) {
 // isSnapshotName reports whether a directory entry's name is a snapshot's rather than a record, a
 // temporary file or something hidden.
 func isSnapshotName(name string) bool {
-	return !strings.HasPrefix(name, ".") && !strings.HasSuffix(name, metadataSuffix)
+	return !strings.HasPrefix(name, ".") && !strings.HasSuffix(name, metadataSuffix) && !strings.HasSuffix(name, identitySuffix)
 }

@@ -201,6 +201,13 @@ func TestListDeletePrune(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The identity saved with a snapshot goes with it.
+	if err := os.MkdirAll(IdentityDir(filepath.Join(dir, "on-demand-c")), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(IdentityDir(filepath.Join(dir, "on-demand-c")), "ca.key"), []byte("k"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// Left out of the listing: a temporary file and a hidden one.
 	for _, name := range []string{".on-demand-d.part-1", ".hidden"} {
 		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
@@ -234,7 +241,8 @@ func TestListDeletePrune(t *testing.T) {
 	for _, tc := range []struct{ name, want string }{
 		{"missing", "no snapshot named missing"},
 		{"../escape", "must be a file name"},
-		{"x.json", "must not start with '.' nor end in .json"},
+		{"x.json", "must not start with '.' nor end in .json or .pki"},
+		{"x.pki", "must not start with '.' nor end in .json or .pki"},
 		{"", "must not be empty"},
 	} {
 		if err := Delete(dir, tc.name); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -246,5 +254,93 @@ func TestListDeletePrune(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "on-demand-c"+metadataSuffix)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the record of a pruned snapshot is left: %v", err)
+	}
+	if _, err := os.Stat(IdentityDir(filepath.Join(dir, "on-demand-c"))); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the identity of a pruned snapshot is left: %v", err)
+	}
+}
+
+// TestIdentity: the server's CAs and service-account keys are saved beside a snapshot (0600 in a
+// 0700 directory), put into the cert dir of a restore, refused when that cert dir holds others,
+// and deleted with the snapshot.
+func TestIdentity(t *testing.T) {
+	dataDir := t.TempDir()
+	srv, cl := startEtcd(t, dataDir)
+	put(t, cl, 3, "x")
+	certDir := filepath.Join(dataDir, "pki")
+	files := map[string]string{"ca.crt": "CA", "ca.key": "CAKEY", "sa.key": "SAKEY", "sa.pub": "SAPUB", "etcd/ca.crt": "ETCDCA", "apiserver.key": "not identity"}
+	for name, data := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(certDir, name)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(certDir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snaps := t.TempDir()
+	info, err := Save(context.Background(), cl.Maintenance, SaveOptions{Dir: snaps, Name: "s", CertDir: certDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ca.crt", "ca.key", "etcd/ca.crt", "sa.key", "sa.pub"}
+	if strings.Join(info.Identity, ",") != strings.Join(want, ",") {
+		t.Errorf("saved identity %v, want %v", info.Identity, want)
+	}
+	idDir := IdentityDir(info.Path)
+	if st, err := os.Stat(idDir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("%s: %v %v, want a directory of mode 0700", idDir, st, err)
+	}
+	for _, f := range want {
+		if st, err := os.Stat(filepath.Join(idDir, f)); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v %v, want a file of mode 0600", f, st, err)
+		}
+	}
+	if list, err := List(snaps); err != nil || len(list) != 1 || strings.Join(list[0].Identity, ",") != strings.Join(want, ",") {
+		t.Errorf("List = %+v, %v: want s alone, with its identity recorded", list, err)
+	}
+
+	// Into a new data dir: the identity lands in its cert dir.
+	newDir := filepath.Join(t.TempDir(), "new")
+	res, err := Restore(context.Background(), RestoreOptions{File: info.Path, DataDir: newDir, CertDir: filepath.Join(newDir, "pki")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(res.Identity, ",") != strings.Join(want, ",") {
+		t.Errorf("restored identity %v, want %v", res.Identity, want)
+	}
+	for _, f := range want {
+		if b, err := os.ReadFile(filepath.Join(newDir, "pki", f)); err != nil || string(b) != files[f] {
+			t.Errorf("restored %s: %q %v, want %q", f, b, err, files[f])
+		}
+	}
+	if _, ok := embedded.RestoredAt(res.EtcdDir); !ok {
+		t.Error("the restored etcd dir does not say when it was restored")
+	}
+
+	// Into a data dir whose cert dir has another CA: refused, nothing changed.
+	other := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(other, "pki"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "pki", "ca.crt"), []byte("ANOTHER CA"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := treeSums(t, other)
+	_, err = Restore(context.Background(), RestoreOptions{File: info.Path, DataDir: other, CertDir: filepath.Join(other, "pki")})
+	if err == nil || !strings.Contains(err.Error(), "holds another server's identity than snapshot s (ca.crt differ)") {
+		t.Errorf("restore over another identity: %v", err)
+	}
+	if after := treeSums(t, other); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the refused restore changed the data dir: %v, then %v", before, after)
+	}
+
+	if err := Delete(snaps, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := os.ReadDir(snaps); err != nil || len(entries) != 0 {
+		t.Errorf("after delete the snapshot dir holds %v %v", entries, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/apictl/apictl/pkg/snapshot"
 )
 
 // haMember is one `apictl serve` of an embedded etcd cluster on this host: its own directory, secure,
@@ -193,6 +196,35 @@ func TestEmbeddedEtcdCluster(t *testing.T) {
 	if a.token(t) != c.token(t) {
 		t.Fatalf("the members' join tokens differ: %s and %s", a.token(t), c.token(t))
 	}
+
+	t.Run("a fourth join on a busy port changes nothing", func(t *testing.T) {
+		before := memberList(t, a)
+		d := newHAMembers(t, "d")[0]
+		d.root = t
+		busy, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", d.insecure))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer busy.Close()
+		began := time.Now()
+		d.start(t, "--join", c.joinURL(), "--join-token", c.token(t))
+		code := d.p.wait(t, 30*time.Second)
+		took := time.Since(began)
+		t.Logf("the join with a busy --insecure-port failed in %s: %s", took.Round(time.Millisecond), strings.TrimSpace(d.p.output.String()))
+		want := fmt.Sprintf("--insecure-port %d on 127.0.0.1 is in use by another process: choose another with --insecure-port, or 0 to turn it off", d.insecure)
+		if code != 1 || !d.p.output.contains(want) || strings.Count(strings.TrimSpace(d.p.output.String()), "\n") != 0 {
+			t.Errorf("exit %d, want 1 and the one line %q:\n%s", code, want, d.p.output)
+		}
+		if took > time.Second {
+			t.Errorf("the join failed after %s: want < 1s", took)
+		}
+		if after := memberList(t, a); !slices.Equal(before, after) {
+			t.Errorf("the member list changed: %v, then %v", before, after)
+		}
+		if entries, err := os.ReadDir(d.dir); err != nil || len(entries) != 0 {
+			t.Errorf("the fourth member's directory is not empty as before: %v %v", entries, err)
+		}
+	})
 
 	t.Run("watch latency across members", func(t *testing.T) {
 		createNamespace(t, a, "lat")
@@ -407,4 +439,26 @@ func TestEmbeddedEtcdCluster(t *testing.T) {
 			return true
 		})
 	})
+}
+
+// memberList is the embedded etcd cluster's members as m's etcd lists them: "name id learner".
+func memberList(t *testing.T, m *haMember) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, closeClient, err := snapshot.Connect(ctx, snapshot.Source{DataDir: filepath.Join(m.dir, "apictl.local")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeClient(ctx)
+	resp, err := cl.MemberList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, mm := range resp.Members {
+		out = append(out, fmt.Sprintf("%s %x learner=%t", mm.Name, mm.ID, mm.IsLearner))
+	}
+	slices.Sort(out)
+	return out
 }

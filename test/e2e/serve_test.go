@@ -168,7 +168,7 @@ func TestPortInUse(t *testing.T) {
 	if took := time.Since(start); took > time.Second {
 		t.Logf("took %s to fail (the issue asks for less than a second)", took)
 	}
-	want := fmt.Sprintf("failed to listen on 127.0.0.1:%d", port)
+	want := fmt.Sprintf("--insecure-port %d on 127.0.0.1 is in use by another process: choose another with --insecure-port, or 0 to turn it off", port)
 	if !p.output.contains(want) {
 		t.Errorf("output lacks %q:\n%s", want, p.output)
 	}

@@ -20,6 +20,8 @@ import (
 type snapshotDirFlags struct {
 	dataDir string
 	dir     string
+	// certDir is serve's --cert-dir, for the commands that save or restore the server's identity.
+	certDir string
 }
 
 func (d *snapshotDirFlags) addFlags(cmd *cobra.Command) {
@@ -27,11 +29,37 @@ func (d *snapshotDirFlags) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&d.dir, "dir", "", "The snapshot directory (default <data-dir>/snapshots)")
 }
 
+func (d *snapshotDirFlags) addCertDirFlag(cmd *cobra.Command, usage string) {
+	cmd.Flags().StringVar(&d.certDir, "cert-dir", "", usage+" (default <data-dir>/pki, as apictl serve's)")
+}
+
 func (d *snapshotDirFlags) snapshots() string {
 	if d.dir != "" {
 		return d.dir
 	}
 	return filepath.Join(d.dataDir, "snapshots")
+}
+
+func (d *snapshotDirFlags) certs() string {
+	if d.certDir != "" {
+		return d.certDir
+	}
+	return filepath.Join(d.dataDir, "pki")
+}
+
+// find is the snapshot arg names: a name as ls prints it, looked up in the snapshot directory, else
+// a path.
+func (d *snapshotDirFlags) find(arg string) (string, error) {
+	if snapshot.CheckName(arg) == nil {
+		p := filepath.Join(d.snapshots(), arg)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return arg, nil
+	}
+	return "", fmt.Errorf("no snapshot named %s in %s, nor a file %s (apictl snapshot ls --dir %s lists them)", arg, d.snapshots(), arg, d.snapshots())
 }
 
 func newSnapshotCmd(streams Streams) *cobra.Command {
@@ -85,18 +113,25 @@ func newSnapshotSaveCmd(streams Streams) *cobra.Command {
 			}
 			v := version.Get()
 			info, err := snapshot.Save(ctx, cl.Maintenance, snapshot.SaveOptions{Dir: d.snapshots(), Name: name, Endpoint: cl.Endpoints()[0],
-				ApictlVersion: v.Apictl(), KubernetesVersion: v.Kubernetes()})
+				ApictlVersion: v.Apictl(), KubernetesVersion: v.Kubernetes(), CertDir: d.certs()})
 			if cerr := closeClient(cmd.Context()); err == nil && cerr != nil {
 				return cerr
 			}
 			if err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(streams.Out, "Snapshot %s saved to %s: %s\n", info.Name, filepath.Join(d.snapshots(), info.Name), snapshot.Describe(info))
+			path := filepath.Join(d.snapshots(), info.Name)
+			fmt.Fprintf(streams.Out, "Snapshot %s saved to %s: %s\n", info.Name, path, snapshot.Describe(info))
+			if len(info.Identity) > 0 {
+				_, err = fmt.Fprintf(streams.Out, "The server's CAs and service-account keys are saved with it, in %s; keep them as private as the snapshot, which holds every Secret.\n", snapshot.IdentityDir(path))
+			} else {
+				_, err = fmt.Fprintf(streams.Out, "No CAs or service-account keys in %s were saved with it: a restore keeps the objects, not the trust in old kubeconfigs and tokens (give --cert-dir if serve uses another).\n", d.certs())
+			}
 			return err
 		},
 	}
 	d.addFlags(cmd)
+	d.addCertDirFlag(cmd, "The cert dir of apictl serve, whose CAs and service-account keys are saved beside the snapshot")
 	cmd.Flags().StringVar(&name, "name", "", "The snapshot's file name (default on-demand-<host>-<UTC time>)")
 	cmd.Flags().StringSliceVar(&src.Endpoints, "etcd-servers", nil, "Client URLs of an external etcd cluster, as apictl serve takes them; one member answering is snapshotted")
 	cmd.Flags().StringVar(&src.CAFile, "etcd-cafile", "", "CA file to verify the external etcd with")
@@ -186,30 +221,46 @@ func newSnapshotPruneCmd(streams Streams) *cobra.Command {
 }
 
 func newSnapshotRestoreCmd(streams Streams) *cobra.Command {
-	var dataDir string
+	var d snapshotDirFlags
 	cmd := &cobra.Command{
-		Use:   "restore FILE [--data-dir DIR]",
+		Use:   "restore NAME|FILE [--dir DIR] [--data-dir DIR] [--cert-dir DIR]",
 		Short: "Make a snapshot the embedded etcd's data (apictl serve stopped); the old data is moved aside",
 		Long: "Verify the snapshot (its size, the SHA-256 etcd appended, the SHA-256 recorded beside it, bbolt's own\n" +
 			"check), restore it into a new etcd member beside <data-dir>/etcd, then move the old data to\n" +
 			"<data-dir>/etcd-old-<UTC time> (never deleted) and put the restored member in its place. The revision\n" +
 			"is moved past the snapshot's and marked compacted, so clients that saw newer resourceVersions get 410\n" +
-			"Gone and relist. A corrupt, truncated or foreign file is refused and the data dir is left as it was.",
+			"Gone and relist. The CAs and service-account keys saved with the snapshot go into --cert-dir, so that\n" +
+			"the restored server trusts the saved one's kubeconfigs and tokens; a --cert-dir holding other ones is\n" +
+			"refused. NAME is a snapshot as ls prints it, in --dir; anything else is a path. A corrupt, truncated or\n" +
+			"foreign file is refused and the data dir is left as it was.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := applyServeEnv(cmd); err != nil {
 				return err
 			}
-			res, err := snapshot.Restore(cmd.Context(), snapshot.RestoreOptions{File: args[0], DataDir: dataDir})
+			file, err := d.find(args[0])
+			if err != nil {
+				return err
+			}
+			res, err := snapshot.Restore(cmd.Context(), snapshot.RestoreOptions{File: file, DataDir: d.dataDir, CertDir: d.certs()})
 			if err != nil {
 				return err
 			}
 			var b strings.Builder
-			fmt.Fprintf(&b, "Restored %s into %s: %s\n", args[0], res.EtcdDir, snapshot.Describe(res.Snapshot))
+			fmt.Fprintf(&b, "Restored %s into %s: %s\n", file, res.EtcdDir, snapshot.Describe(res.Snapshot))
 			if res.MovedTo != "" {
 				fmt.Fprintf(&b, "The etcd data that was there is in %s; delete it once the restored server is checked.\n", res.MovedTo)
 			}
-			fmt.Fprintf(&b, "Next: apictl serve --data-dir %s\n", dataDir)
+			if len(res.Identity) > 0 {
+				fmt.Fprintf(&b, "The saved server's CAs and service-account keys are in %s: its kubeconfigs and service-account tokens are trusted.\n", d.certs())
+			} else {
+				fmt.Fprintf(&b, "The snapshot carries no CAs or service-account keys: the server uses those in %s, or makes new ones, and kubeconfigs and tokens of the saved server are trusted only if they are the same.\n", d.certs())
+			}
+			next := "Next: apictl serve --data-dir " + d.dataDir
+			if d.certDir != "" {
+				next += " --cert-dir " + d.certDir
+			}
+			fmt.Fprintln(&b, next)
 			if res.MovedTo != "" && embedded.IsClusterMember(res.MovedTo) {
 				fmt.Fprintf(&b, "The old data was a member of an embedded etcd cluster: start this server with --cluster-init, then on every other member move <data-dir>/etcd aside and start it with --join and the join token.\n")
 			}
@@ -217,7 +268,10 @@ func newSnapshotRestoreCmd(streams Streams) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&dataDir, "data-dir", flags.DefaultDataDir, "The data directory of apictl serve to restore into")
+	d.addFlags(cmd)
+	d.addCertDirFlag(cmd, "The cert dir of apictl serve, where the CAs and service-account keys saved with the snapshot go")
+	cmd.Flags().Lookup("data-dir").Usage = "The data directory of apictl serve to restore into"
+	cmd.Flags().Lookup("dir").Usage = "The snapshot directory NAME is looked up in (default <data-dir>/snapshots)"
 	return cmd
 }
 

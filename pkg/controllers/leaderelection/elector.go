@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 )
 
 // HealthTimeout is how long past its lease duration a leader may go without renewing before its
@@ -217,4 +219,41 @@ func (e *Elector) campaign(ctx context.Context, lead func(ctx context.Context)) 
 	le.Run(elCtx)
 	t.close()
 	return nil
+}
+
+// ReleaseRenewedBefore releases the Lease, as its holder would on shutdown (client-go's release: no
+// holder, a lease of one second), when another identity holds it and last renewed it before
+// before, and returns that identity ("" when nothing was released). It is for data restored from a
+// snapshot at before: the holder it names ran on other data and can never renew here, and
+// client-go's candidates would otherwise wait out a full lease duration, counted from when they
+// first see the record, for it. The update is conditional on the Lease's resourceVersion, so a
+// holder that did renew meanwhile keeps it.
+func (e *Elector) ReleaseRenewedBefore(ctx context.Context, before time.Time) (string, error) {
+	leases := e.cfg.Client.Leases(e.cfg.Namespace)
+	lease, err := leases.Get(ctx, e.cfg.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the lease %s: %w", e.Describe(), err)
+	}
+	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
+	renewed := lease.Spec.RenewTime
+	if renewed == nil {
+		renewed = lease.Spec.AcquireTime
+	}
+	if holder == "" || holder == e.cfg.Identity || (renewed != nil && !renewed.Time.Before(before)) {
+		return "", nil
+	}
+	now := metav1.NewMicroTime(time.Now())
+	lease.Spec.HolderIdentity = ptr.To("")
+	lease.Spec.LeaseDurationSeconds = ptr.To[int32](1)
+	lease.Spec.RenewTime, lease.Spec.AcquireTime = &now, &now
+	if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+		if apierrors.IsConflict(err) {
+			return "", nil
+		}
+		return "", fmt.Errorf("releasing the lease %s held by %s: %w", e.Describe(), holder, err)
+	}
+	return holder, nil
 }

@@ -69,6 +69,16 @@ func MemberName(dir, want string) (string, error) {
 	return want, nil
 }
 
+// RecordedMemberName is the name recorded in dir by MemberName, else want; nothing is written, so
+// that a join the cluster refuses leaves no trace.
+func RecordedMemberName(dir, want string) string {
+	b, err := os.ReadFile(filepath.Join(dir, memberNameFile))
+	if n := strings.TrimSpace(string(b)); err == nil && n != "" {
+		return n
+	}
+	return want
+}
+
 // HasData reports whether dir holds an etcd member's data: a start there restarts that member.
 func HasData(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, "member", "wal"))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/fileutil"
 	"go.etcd.io/etcd/etcdutl/v3/snapshot"
@@ -43,6 +44,16 @@ func Lock(dir string) (release func(), err error) {
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
 	return func() { lock.Close() }, nil
+}
+
+// Running reports whether an apictl process runs an etcd in dir, without changing anything there.
+func Running(dir string) bool {
+	lock, err := fileutil.TryLockFile(filepath.Join(dir, lockFile), os.O_WRONLY, 0)
+	if err != nil {
+		return errors.Is(err, fileutil.ErrLocked)
+	}
+	lock.Close()
+	return false
 }
 
 // RunningClientURL returns the client URL of the embedded etcd running in dir, and false when none
@@ -93,7 +104,8 @@ func Restore(ctx context.Context, file, dir string, logger *slog.Logger) (err er
 		return err
 	}
 	lg := zapslog.New(logger, zapslog.Options{Level: slog.LevelWarn})
-	return snapshot.NewV3(lg).Restore(snapshot.RestoreConfig{
+	restoredAt := time.Now()
+	err = snapshot.NewV3(lg).Restore(snapshot.RestoreConfig{
 		SnapshotPath:        file,
 		Name:                name,
 		OutputDataDir:       dir,
@@ -103,4 +115,23 @@ func Restore(ctx context.Context, file, dir string, logger *slog.Logger) (err er
 		RevisionBump:        RevisionBump,
 		MarkCompacted:       true,
 	})
+	if err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, restoredFile), []byte(restoredAt.UTC().Format(time.RFC3339Nano)+"\n"))
+}
+
+// restoredFile, in the data directory, records when Restore made it.
+const restoredFile = "restored-at"
+
+// RestoredAt is when Restore made the data in dir; ok is false for data etcd made itself. Nothing
+// written before that time (a leader election Lease renewed in the snapshot) was written by a
+// process running on this data.
+func RestoredAt(dir string) (at time.Time, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dir, restoredFile))
+	if err != nil {
+		return time.Time{}, false
+	}
+	at, err = time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
+	return at, err == nil
 }
