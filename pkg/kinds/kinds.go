@@ -29,8 +29,8 @@ type Kind struct {
 	Strategy Strategy
 	// Table is kube's printer of the kind; nil prints kube's default NAME and CREATED AT.
 	Table *Table
-	// DeletePolicy is the garbage-collection policy a delete without one gets.
-	DeletePolicy DeletePolicy
+	// Store is how kube's generic store treats the kind where kinds differ.
+	Store StoreRules
 	// Upstream names the k8s.io/kubernetes files that the kind's ported parts follow.
 	Upstream []Upstream
 }
@@ -74,6 +74,21 @@ type Table struct {
 	Columns []metav1.TableColumnDefinition
 	// Cells returns obj's row; now is the time ages are measured to.
 	Cells func(obj runtime.Object, now time.Time) ([]any, error)
+}
+
+// StoreRules are the settings of kube's generic store (k8s.io/apiserver registry.Store and the
+// strategy's Allow* methods) that differ between kinds. The zero value is kube's most common kind.
+type StoreRules struct {
+	// DeletePolicy is the garbage-collection policy a delete without one gets.
+	DeletePolicy DeletePolicy
+	// AllowCreateOnUpdate lets a PUT create a missing object (the strategy's AllowCreateOnUpdate).
+	AllowCreateOnUpdate bool
+	// RequireResourceVersion refuses a PUT without metadata.resourceVersion (the strategy's
+	// AllowUnconditionalUpdate returning false).
+	RequireResourceVersion bool
+	// ReturnDeletedObject answers a delete that removed the object with the object as it was, not a
+	// Success Status (the store's ReturnDeletedObject).
+	ReturnDeletedObject bool
 }
 
 // DeletePolicy is a kind's default garbage-collection policy, as its kube strategy's

@@ -80,16 +80,13 @@ type Strategy struct {
 // Kind returns the descriptor of a kind that has a package of its own (pkg/kinds).
 func (s *Strategy) Kind() (*kinds.Kind, bool) { return s.kind, s.kind != nil }
 
-// DeletePolicy is the garbage-collection policy a delete of the kind gets when it asks for none.
-func (s *Strategy) DeletePolicy() kinds.DeletePolicy {
+// StoreRules are the generic store's settings for the kind: its descriptor's, or for a kind without
+// a package of its own yet, kube's settings for it (legacyStoreRules).
+func (s *Strategy) StoreRules() kinds.StoreRules {
 	if s.kind != nil {
-		return s.kind.DeletePolicy
+		return s.kind.Store
 	}
-	// events.k8s.io events are core events, with the same strategy.
-	if gk := s.GVK.GroupKind(); gk == (schema.GroupKind{Kind: "Event"}) || gk == (schema.GroupKind{Group: "events.k8s.io", Kind: "Event"}) {
-		return kinds.Unsupported
-	}
-	return kinds.DeleteDependents
+	return legacyStoreRules(s.GVR.GroupResource(), s.Custom())
 }
 
 // kindRules are what a kind adds to the generic metadata rules.

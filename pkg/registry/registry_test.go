@@ -232,7 +232,7 @@ func TestDeletePolicy(t *testing.T) {
 		if !ok {
 			t.Fatalf("no strategy for %v", tt.gvr)
 		}
-		if got := s.DeletePolicy(); got != tt.want {
+		if got := s.StoreRules().DeletePolicy; got != tt.want {
 			t.Errorf("%v: DeletePolicy() = %v, want %v", tt.gvr, got, tt.want)
 		}
 	}
@@ -242,7 +242,7 @@ func TestDeletePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := custom.DeletePolicy(); got != kinds.DeleteDependents {
+	if got := custom.StoreRules().DeletePolicy; got != kinds.DeleteDependents {
 		t.Errorf("a custom Event: DeletePolicy() = %v, want %v", got, kinds.DeleteDependents)
 	}
 }

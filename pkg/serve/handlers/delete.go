@@ -236,22 +236,14 @@ func (s *scope) mustMark(m *storedMeta, o *metav1.DeleteOptions) bool {
 }
 
 // gcPolicy is the default garbage-collection policy of the scope's kind.
-func (s *scope) gcPolicy() gcPolicy { return s.strategy.DeletePolicy() }
+func (s *scope) gcPolicy() gcPolicy { return s.strategy.StoreRules().DeletePolicy }
 
 var namespacesResource = corev1.Resource("namespaces")
-
-// returnsDeletedObject are the resources whose kube storage answers a removal with the object as it
-// was (ReturnDeletedObject) rather than a Status.
-var returnsDeletedObject = map[schema.GroupResource]bool{
-	corev1.Resource("services"):        true,
-	corev1.Resource("serviceaccounts"): true,
-	namespacesResource:                 true,
-}
 
 // removed is the answer to a delete that removed the object kv held: a Success Status naming it,
 // or the object for the kinds whose kube storage returns it.
 func (s *scope) removed(kv storage.KeyValue, name string) (deleteResult, error) {
-	if returnsDeletedObject[s.gr] {
+	if s.strategy.StoreRules().ReturnDeletedObject {
 		return s.objectResult(kv, false)
 	}
 	var m storedMeta

@@ -14,10 +14,8 @@ import (
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -193,13 +191,11 @@ func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema
 	}
 	switch s.objectGVK {
 	case corev1.SchemeGroupVersion.WithKind("Event"), eventsv1.SchemeGroupVersion.WithKind("Event"):
-		// Events live for --event-ttl, and kube's event strategy lets PUT create them.
+		// Events live for --event-ttl.
 		s.ttl = a.cfg.EventTTL
-		s.allowCreateOnUpdate = true
-	case coordinationv1.SchemeGroupVersion.WithKind("Lease"),
-		rbacv1.SchemeGroupVersion.WithKind("Role"), rbacv1.SchemeGroupVersion.WithKind("ClusterRole"),
-		rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"):
-		s.allowCreateOnUpdate = sub == nil
+	}
+	if strategy != nil {
+		s.allowCreateOnUpdate = strategy.StoreRules().AllowCreateOnUpdate && sub == nil
 	}
 	return s
 }

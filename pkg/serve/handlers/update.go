@@ -187,9 +187,7 @@ func (s *scope) validateUpdate(ctx context.Context, obj, old runtime.Object) err
 }
 
 // allowUnconditionalUpdate reports whether a PUT without resourceVersion overwrites whatever is
-// stored. kube refuses it for Leases, CustomResourceDefinitions, custom resources, APIServices and
-// everything of admissionregistration.k8s.io.
+// stored, as the kind's store rules say.
 func (s *scope) allowUnconditionalUpdate() bool {
-	return !s.res.Custom && s.res.Kind != "Lease" && s.gr != crdResource &&
-		s.gr.Group != "apiregistration.k8s.io" && s.gr.Group != "admissionregistration.k8s.io"
+	return s.strategy == nil || !s.strategy.StoreRules().RequireResourceVersion
 }
