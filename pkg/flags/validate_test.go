@@ -242,6 +242,7 @@ func TestCompleteDerivedSettings(t *testing.T) {
 	o := NewServerOptions()
 	o.Generic.DataDir = "rel"
 	o.SecureServing.BindAddress = "10.1.2.3"
+	o.Authorization.Modes = []string{ModeAlwaysAllow}
 	if err := o.Complete(); err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,58 @@ func TestCompleteDerivedSettings(t *testing.T) {
 	if o.Authentication.Anonymous {
 		t.Errorf("anonymous auth left on with AlwaysAllow")
 	}
-	if len(o.Warnings()) != 0 {
-		t.Errorf("a default that quietly yields should not warn: %v", o.Warnings())
+	for _, w := range o.Warnings() {
+		if w.Flag == "anonymous-auth" {
+			t.Errorf("a default that quietly yields should not warn: %v", w)
+		}
+	}
+}
+
+// TestAlwaysAllowWarning pins issue 36: RBAC is the default, and AlwaysAllow on a secure port other
+// machines may reach is allowed but warned about, by serve and `flags validate` alike.
+func TestAlwaysAllowWarning(t *testing.T) {
+	tests := []struct {
+		name        string
+		modes       []string // nil keeps the default
+		bind        string
+		securePort  int
+		wantWarning bool
+	}{
+		{name: "default RBAC on all interfaces", bind: "0.0.0.0", securePort: 6443},
+		{name: "AlwaysAllow on all interfaces", modes: []string{ModeAlwaysAllow}, bind: "0.0.0.0", securePort: 6443, wantWarning: true},
+		{name: "AlwaysAllow on all IPv6 interfaces", modes: []string{ModeAlwaysAllow}, bind: "::", securePort: 6443, wantWarning: true},
+		{name: "AlwaysAllow on a routable address", modes: []string{ModeAlwaysAllow}, bind: "10.1.2.3", securePort: 6443, wantWarning: true},
+		{name: "AlwaysAllow after RBAC still allows all", modes: []string{ModeRBAC, ModeAlwaysAllow}, bind: "0.0.0.0", securePort: 6443, wantWarning: true},
+		{name: "AlwaysAllow on loopback", modes: []string{ModeAlwaysAllow}, bind: "127.0.0.1", securePort: 6443},
+		{name: "AlwaysAllow on IPv6 loopback", modes: []string{ModeAlwaysAllow}, bind: "::1", securePort: 6443},
+		{name: "AlwaysAllow with the secure port off", modes: []string{ModeAlwaysAllow}, bind: "0.0.0.0", securePort: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := NewServerOptions()
+			if got := o.Authorization.Modes; len(got) != 1 || got[0] != ModeRBAC {
+				t.Fatalf("default --authorization-mode = %v, want [RBAC]", got)
+			}
+			if tt.modes != nil {
+				o.Authorization.Modes = tt.modes
+			}
+			o.SecureServing.BindAddress = tt.bind
+			o.SecureServing.BindPort = tt.securePort
+			if err := o.Complete(); err != nil {
+				t.Fatal(err)
+			}
+			var got []*Problem
+			for _, w := range o.Warnings() {
+				if w.Flag == "authorization-mode" {
+					got = append(got, w)
+				}
+			}
+			if (len(got) == 1) != tt.wantWarning || len(got) > 1 {
+				t.Fatalf("authorization warnings = %v, want one: %v", got, tt.wantWarning)
+			}
+			if tt.wantWarning && !strings.Contains(got[0].Error(), "--bind-address "+tt.bind+" is not a loopback address") {
+				t.Errorf("warning %q does not name the bind address %s", got[0], tt.bind)
+			}
+		})
 	}
 }

@@ -70,6 +70,22 @@ func TestFlagsValidateOK(t *testing.T) {
 	}
 }
 
+// TestFlagsValidateWarnsAlwaysAllow pins issue 36: AlwaysAllow is allowed when asked for, but on a
+// secure port other machines may reach it is a warning, not an error, so the exit status stays 0.
+func TestFlagsValidateWarnsAlwaysAllow(t *testing.T) {
+	chdirTemp(t)
+	code, out, _ := run(t, true, "flags", "validate", "--authorization-mode", "AlwaysAllow")
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0 for a warning:\n%s", code, out)
+	}
+	golden.Check(t, "flags-validate/always-allow.table", out)
+
+	code, out, _ = run(t, false, "flags", "validate", "--authorization-mode", "AlwaysAllow", "--bind-address", "127.0.0.1")
+	if code != ExitOK || out != "OK: the configuration is valid\n" {
+		t.Errorf("on loopback: exit %d, output %q", code, out)
+	}
+}
+
 func TestFlagsShowSources(t *testing.T) {
 	dir := chdirTemp(t)
 	config := filepath.Join(dir, "apictl.yaml")
