@@ -63,6 +63,8 @@ func TestValidate(t *testing.T) {
 	writeFile(t, badTokens, "abc,alice,1\nonlytoken\n")
 	notCA := filepath.Join(dir, "not-ca.pem")
 	writeFile(t, notCA, "hello")
+	damagedKey := filepath.Join(dir, "damaged.key")
+	writeFile(t, damagedKey, string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte("not DER")})))
 
 	tests := []struct {
 		name   string
@@ -141,6 +143,25 @@ func TestValidate(t *testing.T) {
 		{name: "serving pair mismatch", modify: func(o *ServerOptions) {
 			o.SecureServing.CertFile, o.SecureServing.KeyFile = badCert, badKey
 		}, want: []string{"tls-private-key-file: does not go with --tls-cert-file"}},
+		// Issue 36: each file is checked on its own first, and a problem names the flag of its file.
+		{name: "serving cert is not a certificate", modify: func(o *ServerOptions) {
+			o.SecureServing.CertFile, o.SecureServing.KeyFile = notCA, goodKey
+		}, want: []string{"tls-cert-file: holds no PEM certificate"}},
+		{name: "serving key is not a key", modify: func(o *ServerOptions) {
+			o.SecureServing.CertFile, o.SecureServing.KeyFile = goodCert, notCA
+		}, want: []string{"tls-private-key-file: holds no PEM private key"}},
+		{name: "serving cert and key both text", modify: func(o *ServerOptions) {
+			o.SecureServing.CertFile, o.SecureServing.KeyFile = notCA, notCA
+		}, want: []string{"tls-cert-file: holds no PEM certificate", "tls-private-key-file: holds no PEM private key"}},
+		{name: "serving cert given as key", modify: func(o *ServerOptions) {
+			o.SecureServing.CertFile, o.SecureServing.KeyFile = goodCert, goodCert
+		}, want: []string{"tls-private-key-file: holds a certificate but no private key"}},
+		{name: "serving cert and key swapped", modify: func(o *ServerOptions) {
+			o.SecureServing.CertFile, o.SecureServing.KeyFile = goodKey, goodCert
+		}, want: []string{"tls-cert-file: holds no PEM certificate", "tls-private-key-file: holds a certificate but no private key"}},
+		{name: "serving key damaged", modify: func(o *ServerOptions) {
+			o.SecureServing.CertFile, o.SecureServing.KeyFile = goodCert, damagedKey
+		}, want: []string{"tls-private-key-file: holds a PRIVATE KEY block that is not an RSA, ECDSA or Ed25519 key"}},
 		{name: "key without cert", modify: func(o *ServerOptions) {
 			o.SecureServing.KeyFile = goodKey
 		}, want: []string{"tls-cert-file: must be given with --tls-private-key-file"}},

@@ -86,6 +86,20 @@ func TestFlagsValidateWarnsAlwaysAllow(t *testing.T) {
 	}
 }
 
+// TestFlagsValidateBlamesTheBadFile is issue 36's item 8: with a text file for both the certificate
+// and the key, each flag is named for its own file, where the pair check blamed the key alone.
+func TestFlagsValidateBlamesTheBadFile(t *testing.T) {
+	dir := chdirTemp(t)
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# apictl\n\nNot a certificate.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := run(t, true, "flags", "validate", "--tls-cert-file", "README.md", "--tls-private-key-file", "README.md")
+	if code != ExitFailure {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	golden.Check(t, "flags-validate/tls-text-files.table", out)
+}
+
 func TestFlagsShowSources(t *testing.T) {
 	dir := chdirTemp(t)
 	config := filepath.Join(dir, "apictl.yaml")
