@@ -102,8 +102,9 @@ func StartE(ctx context.Context, dataDir string, args ...string) (*Server, error
 		"--secure-port", port(secureLn),
 		"--insecure-port", port(insecureLn),
 	}
-	// CI runs the suites again under another authorizer (RBAC) without touching each test; a test
-	// that chooses its own --authorization-mode keeps it (the flag adds to a list when repeated).
+	// A run can put every test server under another authorizer than the default, RBAC, without
+	// touching each test; a test that chooses its own --authorization-mode keeps it (the flag adds to
+	// a list when repeated).
 	if mode := os.Getenv(EnvAuthorizationMode); mode != "" && !choosesAuthorization(args) {
 		defaults = append(defaults, "--authorization-mode", mode)
 	}

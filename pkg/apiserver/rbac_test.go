@@ -2,12 +2,14 @@ package apiserver_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -142,6 +144,58 @@ func TestRBACAuthorization(t *testing.T) {
 	// system:masters passes whatever RBAC says.
 	if _, err := admin.CoreV1().Secrets("team-b").List(ctx, metav1.ListOptions{}); err != nil {
 		t.Errorf("the admin lists secrets: %v", err)
+	}
+}
+
+// TestRBACByDefault is issue 36's must-show: with no --authorization-mode, a user whose client
+// certificate the CA signed (the README's alice, made as `apictl certs client alice --groups dev`
+// makes her) may not delete namespaces until a ClusterRoleBinding grants it, while the bootstrap
+// admin (system:masters) may do everything from the start.
+func TestRBACByDefault(t *testing.T) {
+	// CI may run the suites under another mode; this test is about the default.
+	t.Setenv(servertest.EnvAuthorizationMode, "")
+	s := servertest.Start(t)
+	if got := s.Options.Authorization.Modes; len(got) != 1 || got[0] != "RBAC" {
+		t.Fatalf("default --authorization-mode = %v, want [RBAC]", got)
+	}
+	ctx := context.Background()
+	admin := adminClient(t, s)
+	alice, _ := clientFor(t, s, "alice", "dev")
+	canDeleteNamespaces := func(c *kubernetes.Clientset) authorizationv1.SubjectAccessReviewStatus {
+		t.Helper()
+		out, err := c.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Verb: "delete", Resource: "namespaces"}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("SelfSubjectAccessReview: %v", err)
+		}
+		return out.Status
+	}
+
+	if st := canDeleteNamespaces(admin); !st.Allowed {
+		t.Errorf("the admin may not delete namespaces: %+v", st)
+	}
+	mustCreate(t, admin.CoreV1().Namespaces().Create, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "doomed"}})
+	if st := canDeleteNamespaces(alice); st.Allowed || st.Denied {
+		t.Errorf("alice under the default: %+v, want not allowed (and no opinion, as kube's RBAC)", st)
+	}
+	err := alice.CoreV1().Namespaces().Delete(ctx, "doomed", metav1.DeleteOptions{})
+	// kube's request info takes a namespace's name as its namespace, and so does the message.
+	forbidden(t, err, `namespaces "doomed" is forbidden: User "alice" cannot delete resource "namespaces" in API group "" in the namespace "doomed"`)
+
+	mustCreate(t, admin.RbacV1().ClusterRoles().Create, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "namespace-deleter"},
+		Rules: []rbacv1.PolicyRule{{Verbs: []string{"delete"}, APIGroups: []string{""}, Resources: []string{"namespaces"}}}})
+	mustCreate(t, admin.RbacV1().ClusterRoleBindings().Create, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "alice-deletes-namespaces"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "namespace-deleter"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}}})
+	eventually(t, "alice may delete namespaces after the binding", func() error {
+		if st := canDeleteNamespaces(alice); !st.Allowed {
+			return &mismatch{want: "allowed", got: fmt.Errorf("%+v", st)}
+		}
+		return nil
+	})
+	if err := alice.CoreV1().Namespaces().Delete(ctx, "doomed", metav1.DeleteOptions{}); err != nil {
+		t.Errorf("alice deletes a namespace with the binding: %v", err)
 	}
 }
 

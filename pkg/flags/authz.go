@@ -30,9 +30,11 @@ type AuthorizationOptions struct {
 	PolicyFile string
 }
 
-// NewAuthorizationOptions returns kube's pre-1.30 default, AlwaysAllow.
+// NewAuthorizationOptions returns RBAC, as kubeadm and k3s set it: a certificate the CA signs gets
+// only what a binding grants, and the bootstrap admin (system:masters) still gets everything.
+// AlwaysAllow, kube's default before 1.30, is there for whoever asks for it.
 func NewAuthorizationOptions() *AuthorizationOptions {
-	return &AuthorizationOptions{Modes: []string{ModeAlwaysAllow}}
+	return &AuthorizationOptions{Modes: []string{ModeRBAC}}
 }
 
 // AddFlags registers the authorization flags with the current values as defaults.

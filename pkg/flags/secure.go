@@ -2,7 +2,12 @@ package flags
 
 import (
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
 	"net"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -140,8 +145,8 @@ func (o *SecureServingOptions) Validate() []error {
 	errs.add(certProblem)
 	errs.add(keyProblem)
 	if o.CertFile != "" && o.KeyFile != "" && certProblem == nil && keyProblem == nil {
-		if _, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile); err != nil {
-			errs.add(problemf(s, "tls-private-key-file", o.KeyFile, "does not go with --tls-cert-file %s: %v", o.CertFile, err))
+		for _, p := range checkServingPair(o.CertFile, o.KeyFile) {
+			errs.add(p)
 		}
 	}
 	version, ok := TLSVersion(o.MinTLSVersion)
@@ -162,4 +167,58 @@ func (o *SecureServingOptions) Validate() []error {
 			"can not be negative: use 0 for Go's default or a positive number"))
 	}
 	return errs
+}
+
+// checkServingPair checks each file on its own before the two together, so that a problem names the
+// flag of the file that has it: tls.LoadX509KeyPair reports a certificate that does not parse as a
+// key that does not go with it (issue 36).
+func checkServingPair(certFile, keyFile string) []*Problem {
+	const s = SectionSecureServing
+	var problems []*Problem
+	if err := checkCertificates(certFile); err != nil {
+		problems = append(problems, problemf(s, "tls-cert-file", certFile, "%v", err))
+	}
+	if err := checkPrivateKey(keyFile); err != nil {
+		problems = append(problems, problemf(s, "tls-private-key-file", keyFile, "%v", err))
+	}
+	if len(problems) > 0 {
+		return problems
+	}
+	if _, err := tls.LoadX509KeyPair(certFile, keyFile); err != nil {
+		return []*Problem{problemf(s, "tls-private-key-file", keyFile,
+			"does not go with --tls-cert-file %s: %v; give the key the certificate was issued for", certFile, err)}
+	}
+	return nil
+}
+
+// checkPrivateKey requires a private key that crypto/tls can load: the first PEM block whose type
+// ends in PRIVATE KEY, in PKCS #1, PKCS #8 or SEC 1, as tls.X509KeyPair reads it.
+func checkPrivateKey(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return unwrapPathError(err)
+	}
+	sawCertificate := false
+	for block, rest := pem.Decode(data); block != nil; block, rest = pem.Decode(rest) {
+		if block.Type == "CERTIFICATE" {
+			sawCertificate = true
+		}
+		if block.Type != "PRIVATE KEY" && !strings.HasSuffix(block.Type, " PRIVATE KEY") {
+			continue
+		}
+		if _, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
+			return nil
+		}
+		if _, err := x509.ParsePKCS8PrivateKey(block.Bytes); err == nil {
+			return nil
+		}
+		if _, err := x509.ParseECPrivateKey(block.Bytes); err == nil {
+			return nil
+		}
+		return fmt.Errorf("holds a %s block that is not an RSA, ECDSA or Ed25519 key in PKCS #1, PKCS #8 or SEC 1 form: give an unencrypted private key", block.Type)
+	}
+	if sawCertificate {
+		return errors.New("holds a certificate but no private key: give the key file (-----BEGIN PRIVATE KEY-----), not the certificate")
+	}
+	return errors.New("holds no PEM private key: give a file with a -----BEGIN PRIVATE KEY----- (or RSA/EC PRIVATE KEY) block")
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -162,8 +163,26 @@ func (o *ServerOptions) Validate() []error {
 
 // Warnings returns what is allowed but probably not meant, including what Complete changed.
 func (o *ServerOptions) Warnings() []*Problem {
-	return append(append(append(append([]*Problem(nil), o.warnings...), o.InsecureServing.Warnings()...),
+	ws := append(append(append(append([]*Problem(nil), o.warnings...), o.InsecureServing.Warnings()...),
 		o.Authentication.RequestHeader.Warnings()...), o.Authentication.ServiceAccounts.Warnings()...)
+	if w := o.alwaysAllowWarning(); w != nil {
+		ws = append(ws, w)
+	}
+	return ws
+}
+
+// alwaysAllowWarning flags AlwaysAllow on a secure port other machines may reach: every certificate
+// the CA signs and every token then has the whole cluster. It stays a warning, as kube lets a user
+// ask for it; on loopback only local clients can connect, which a test or a laptop may well mean.
+func (o *ServerOptions) alwaysAllowWarning() *Problem {
+	sec := o.SecureServing
+	ip := net.ParseIP(sec.BindAddress)
+	if !o.Authorization.Has(ModeAlwaysAllow) || sec.BindPort == 0 || (ip != nil && ip.IsLoopback()) {
+		return nil
+	}
+	return problemf(SectionAuthorization, "authorization-mode", strings.Join(o.Authorization.Modes, ","),
+		"allows every authenticated client to do anything, and --bind-address %s is not a loopback address: use --authorization-mode RBAC (the default) and grant with RoleBindings, or bind the secure port to 127.0.0.1",
+		sec.BindAddress)
 }
 
 // addressesOverlap reports whether two bind addresses can collide on one port: equal, or either one

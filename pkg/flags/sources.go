@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/apictl/apictl/internal/typo"
 )
 
 const (
@@ -191,46 +193,13 @@ func sectionOr(fss *NamedFlagSets, flag string) string {
 	return SectionGlobal
 }
 
-// suggest returns the flag name nearest to key by edit distance, if it is near enough to be a typo.
+// suggest returns the flag name nearest to key, if it is near enough to be a typo.
 func suggest(key string, fs *pflag.FlagSet) string {
-	best, bestDist := "", len(key)
+	var names []string
 	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Name == "help" || f.Name == ConfigFlag {
-			return
-		}
-		if d := editDistance(key, f.Name); d < bestDist {
-			best, bestDist = f.Name, d
+		if f.Name != "help" && f.Name != ConfigFlag {
+			names = append(names, f.Name)
 		}
 	})
-	if bestDist <= 2 || (bestDist <= 3 && len(key) > 8) {
-		return best
-	}
-	return ""
-}
-
-// editDistance is the Levenshtein distance, with a transposition counted as one edit so that
-// "secure-prot" is one step from "secure-port".
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(rb)]
+	return typo.Nearest(key, names)
 }

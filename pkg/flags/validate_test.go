@@ -63,6 +63,8 @@ func TestValidate(t *testing.T) {
 	writeFile(t, badTokens, "abc,alice,1\nonlytoken\n")
 	notCA := filepath.Join(dir, "not-ca.pem")
 	writeFile(t, notCA, "hello")
+	damagedKey := filepath.Join(dir, "damaged.key")
+	writeFile(t, damagedKey, string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte("not DER")})))
 
 	tests := []struct {
 		name   string
@@ -141,6 +143,25 @@ func TestValidate(t *testing.T) {
 		{name: "serving pair mismatch", modify: func(o *ServerOptions) {
 			o.SecureServing.CertFile, o.SecureServing.KeyFile = badCert, badKey
 		}, want: []string{"tls-private-key-file: does not go with --tls-cert-file"}},
+		// Issue 36: each file is checked on its own first, and a problem names the flag of its file.
+		{name: "serving cert is not a certificate", modify: func(o *ServerOptions) {
+			o.SecureServing.CertFile, o.SecureServing.KeyFile = notCA, goodKey
+		}, want: []string{"tls-cert-file: holds no PEM certificate"}},
+		{name: "serving key is not a key", modify: func(o *ServerOptions) {
+			o.SecureServing.CertFile, o.SecureServing.KeyFile = goodCert, notCA
+		}, want: []string{"tls-private-key-file: holds no PEM private key"}},
+		{name: "serving cert and key both text", modify: func(o *ServerOptions) {
+			o.SecureServing.CertFile, o.SecureServing.KeyFile = notCA, notCA
+		}, want: []string{"tls-cert-file: holds no PEM certificate", "tls-private-key-file: holds no PEM private key"}},
+		{name: "serving cert given as key", modify: func(o *ServerOptions) {
+			o.SecureServing.CertFile, o.SecureServing.KeyFile = goodCert, goodCert
+		}, want: []string{"tls-private-key-file: holds a certificate but no private key"}},
+		{name: "serving cert and key swapped", modify: func(o *ServerOptions) {
+			o.SecureServing.CertFile, o.SecureServing.KeyFile = goodKey, goodCert
+		}, want: []string{"tls-cert-file: holds no PEM certificate", "tls-private-key-file: holds a certificate but no private key"}},
+		{name: "serving key damaged", modify: func(o *ServerOptions) {
+			o.SecureServing.CertFile, o.SecureServing.KeyFile = goodCert, damagedKey
+		}, want: []string{"tls-private-key-file: holds a PRIVATE KEY block that is not an RSA, ECDSA or Ed25519 key"}},
 		{name: "key without cert", modify: func(o *ServerOptions) {
 			o.SecureServing.KeyFile = goodKey
 		}, want: []string{"tls-cert-file: must be given with --tls-private-key-file"}},
@@ -242,6 +263,7 @@ func TestCompleteDerivedSettings(t *testing.T) {
 	o := NewServerOptions()
 	o.Generic.DataDir = "rel"
 	o.SecureServing.BindAddress = "10.1.2.3"
+	o.Authorization.Modes = []string{ModeAlwaysAllow}
 	if err := o.Complete(); err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +279,58 @@ func TestCompleteDerivedSettings(t *testing.T) {
 	if o.Authentication.Anonymous {
 		t.Errorf("anonymous auth left on with AlwaysAllow")
 	}
-	if len(o.Warnings()) != 0 {
-		t.Errorf("a default that quietly yields should not warn: %v", o.Warnings())
+	for _, w := range o.Warnings() {
+		if w.Flag == "anonymous-auth" {
+			t.Errorf("a default that quietly yields should not warn: %v", w)
+		}
+	}
+}
+
+// TestAlwaysAllowWarning pins issue 36: RBAC is the default, and AlwaysAllow on a secure port other
+// machines may reach is allowed but warned about, by serve and `flags validate` alike.
+func TestAlwaysAllowWarning(t *testing.T) {
+	tests := []struct {
+		name        string
+		modes       []string // nil keeps the default
+		bind        string
+		securePort  int
+		wantWarning bool
+	}{
+		{name: "default RBAC on all interfaces", bind: "0.0.0.0", securePort: 6443},
+		{name: "AlwaysAllow on all interfaces", modes: []string{ModeAlwaysAllow}, bind: "0.0.0.0", securePort: 6443, wantWarning: true},
+		{name: "AlwaysAllow on all IPv6 interfaces", modes: []string{ModeAlwaysAllow}, bind: "::", securePort: 6443, wantWarning: true},
+		{name: "AlwaysAllow on a routable address", modes: []string{ModeAlwaysAllow}, bind: "10.1.2.3", securePort: 6443, wantWarning: true},
+		{name: "AlwaysAllow after RBAC still allows all", modes: []string{ModeRBAC, ModeAlwaysAllow}, bind: "0.0.0.0", securePort: 6443, wantWarning: true},
+		{name: "AlwaysAllow on loopback", modes: []string{ModeAlwaysAllow}, bind: "127.0.0.1", securePort: 6443},
+		{name: "AlwaysAllow on IPv6 loopback", modes: []string{ModeAlwaysAllow}, bind: "::1", securePort: 6443},
+		{name: "AlwaysAllow with the secure port off", modes: []string{ModeAlwaysAllow}, bind: "0.0.0.0", securePort: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := NewServerOptions()
+			if got := o.Authorization.Modes; len(got) != 1 || got[0] != ModeRBAC {
+				t.Fatalf("default --authorization-mode = %v, want [RBAC]", got)
+			}
+			if tt.modes != nil {
+				o.Authorization.Modes = tt.modes
+			}
+			o.SecureServing.BindAddress = tt.bind
+			o.SecureServing.BindPort = tt.securePort
+			if err := o.Complete(); err != nil {
+				t.Fatal(err)
+			}
+			var got []*Problem
+			for _, w := range o.Warnings() {
+				if w.Flag == "authorization-mode" {
+					got = append(got, w)
+				}
+			}
+			if (len(got) == 1) != tt.wantWarning || len(got) > 1 {
+				t.Fatalf("authorization warnings = %v, want one: %v", got, tt.wantWarning)
+			}
+			if tt.wantWarning && !strings.Contains(got[0].Error(), "--bind-address "+tt.bind+" is not a loopback address") {
+				t.Errorf("warning %q does not name the bind address %s", got[0], tt.bind)
+			}
+		})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/apictl/apictl/internal/typo"
 )
 
 // Filter selects routes for printing. Empty fields select everything.
@@ -65,6 +67,9 @@ func (f Filter) Check(api *API) error {
 			}
 		}
 		if !found {
+			if s := suggestResource(f.Resource, versions, f.Version); s != "" {
+				return fmt.Errorf("resource %q is not served%s: did you mean %q?", f.Resource, inGroup(f.Group), s)
+			}
 			return fmt.Errorf("resource %q is not served%s: apictl routes lists the resources", f.Resource, inGroup(f.Group))
 		}
 	}
@@ -72,6 +77,47 @@ func (f Filter) Check(api *API) error {
 		return fmt.Errorf("verb %q is not a discovery verb: use one of %s", f.Verb, strings.Join(StandardVerbs(), ", "))
 	}
 	return nil
+}
+
+// suggestResource names the resource (or subresource) that name most likely meant: the plural of a
+// resource whose singular, kind or short name it is, as kubectl takes them (configmap, ConfigMap, cm
+// for configmaps), or else the served name nearest to it as a typo.
+func suggestResource(name string, versions []Version, version string) string {
+	first, sub, hasSub := strings.Cut(name, "/")
+	var names []string
+	alias := ""
+	for _, v := range versions {
+		if version != "" && v.Name != version {
+			continue
+		}
+		for i := range v.Resources {
+			r := &v.Resources[i]
+			names = append(names, r.Plural)
+			for _, s := range r.Subresources {
+				names = append(names, r.Plural+"/"+s.Name)
+			}
+			// The plural itself is served; only its subresource can be wrong, which the typo search finds.
+			if alias != "" || first == r.Plural || !namesResource(r, first) {
+				continue
+			}
+			alias = r.Plural
+			if _, ok := r.Subresource(sub); hasSub && ok {
+				alias += "/" + sub
+			}
+		}
+	}
+	if alias != "" {
+		return alias
+	}
+	return typo.Nearest(strings.ToLower(name), names)
+}
+
+// namesResource reports whether s is one of the names kubectl accepts for r.
+func namesResource(r *Resource, s string) bool {
+	if strings.EqualFold(s, r.Plural) || strings.EqualFold(s, r.Singular) || strings.EqualFold(s, r.Kind) {
+		return true
+	}
+	return slices.ContainsFunc(r.ShortNames, func(n string) bool { return strings.EqualFold(s, n) })
 }
 
 func inGroup(g string) string {

@@ -100,6 +100,17 @@ func TestFilterCheck(t *testing.T) {
 		{Filter{Resource: "pods"}, `resource "pods" is not served`},
 		{Filter{Resource: "namespaces/scale"}, `resource "namespaces/scale" is not served`},
 		{Filter{Verb: "bind"}, `verb "bind" is not a discovery verb`},
+		// Issue 36: kubectl's other names for a resource, and typos, get a "did you mean".
+		{Filter{Resource: "configmap"}, `resource "configmap" is not served: did you mean "configmaps"?`},
+		{Filter{Resource: "ConfigMap"}, `resource "ConfigMap" is not served: did you mean "configmaps"?`},
+		{Filter{Resource: "cm"}, `resource "cm" is not served: did you mean "configmaps"?`},
+		{Filter{Resource: "ConfigMaps"}, `resource "ConfigMaps" is not served: did you mean "configmaps"?`},
+		{Filter{Resource: "confgimaps"}, `resource "confgimaps" is not served: did you mean "configmaps"?`},
+		{Filter{Resource: "ns/status"}, `resource "ns/status" is not served: did you mean "namespaces/status"?`},
+		{Filter{Resource: "namespace/scale"}, `resource "namespace/scale" is not served: did you mean "namespaces"?`},
+		{Filter{Resource: "namespaces/stauts"}, `resource "namespaces/stauts" is not served: did you mean "namespaces/status"?`},
+		{Filter{Group: "core", Resource: "ClusterRole"}, `resource "ClusterRole" is not served in group core: apictl routes lists the resources`},
+		{Filter{Group: "rbac.authorization.k8s.io", Resource: "ClusterRole"}, `resource "ClusterRole" is not served in group rbac.authorization.k8s.io: did you mean "clusterroles"?`},
 	} {
 		err := tt.f.Check(api)
 		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {

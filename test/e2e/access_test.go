@@ -28,11 +28,11 @@ func kubectlResult(t *testing.T, args ...string) (string, bool) {
 	return string(out), err == nil
 }
 
-// TestAccessWithRBAC is issue 13's must-show, with stock kubectl against `apictl serve
-// --authorization-mode RBAC`: a user with a client certificate gets exactly what a RoleBinding gives
+// TestAccessWithRBAC is issue 13's must-show, with stock kubectl against `apictl serve` with its
+// default --authorization-mode, RBAC (issue 36): a user with a client certificate gets exactly what a RoleBinding gives
 // her group, kube's 403 messages elsewhere, can list her rules, cannot escalate; an admin checks her
 // access with --as; `kubectl auth whoami` knows a certificate, a static token and a service-account
-// token; a token from `kubectl create token` works with its RBAC rules, is verified by an outsider
+// token; alice may not delete namespaces until a ClusterRoleBinding grants it; a token from `kubectl create token` works with its RBAC rules, is verified by an outsider
 // from the JWKS alone, and stops working once its ServiceAccount is gone.
 func TestAccessWithRBAC(t *testing.T) {
 	ports := freePorts(t, 2)
@@ -41,8 +41,10 @@ func TestAccessWithRBAC(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte("carol-secret-token,carol,carol-uid,\"ops,readers\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The default is the point: no mode from the environment either (an empty variable is unset).
+	t.Setenv("APICTL_AUTHORIZATION_MODE", "")
 	p := startServeIn(t, dir, "--secure-port", fmt.Sprint(ports[0]), "--insecure-port", fmt.Sprint(ports[1]),
-		"--bind-address", "127.0.0.1", "--authorization-mode", "RBAC", "--token-auth-file", tokens)
+		"--bind-address", "127.0.0.1", "--token-auth-file", tokens)
 	waitReady(t, ports[1])
 	defer func() {
 		if t.Failed() {
@@ -79,6 +81,16 @@ func TestAccessWithRBAC(t *testing.T) {
 		t.Fatalf("apictl certs client alice: %v\n%s", err, out)
 	}
 	alice := []string{"--kubeconfig", filepath.Join(pki, "alice.kubeconfig")}
+	// The issue's report: under AlwaysAllow, every certificate the CA signs had the cluster.
+	canDeleteNamespaces := func() string {
+		out, _ := kubectlResult(t, append(alice, "auth", "can-i", "delete", "namespaces")...)
+		// The answer is the last line, after kubectl's warning that namespaces are not namespaced.
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		return lines[len(lines)-1]
+	}
+	if got := canDeleteNamespaces(); got != "no" {
+		t.Errorf("kubectl auth can-i delete namespaces as alice, before any binding: %q, want no", got)
+	}
 	k(admin, "create", "namespace", "team-a")
 	k(admin, "create", "namespace", "team-b")
 	k(admin, "-n", "team-a", "create", "rolebinding", "dev-edit", "--clusterrole=edit", "--group=dev")
@@ -107,6 +119,12 @@ func TestAccessWithRBAC(t *testing.T) {
 	eventually("alice to list RoleBindings in team-a", alice, "-n", "team-a", "get", "rolebindings")
 	refused(alice, "is attempting to grant RBAC permissions not currently held",
 		"-n", "team-a", "create", "rolebinding", "alice-admin", "--clusterrole=admin", "--user=alice")
+
+	k(admin, "create", "clusterrole", "namespace-deleter", "--verb=delete", "--resource=namespaces")
+	k(admin, "create", "clusterrolebinding", "alice-deletes-namespaces", "--clusterrole=namespace-deleter", "--user=alice")
+	waitFor(t, 15*time.Second, "alice to be allowed to delete namespaces", func() bool {
+		return canDeleteNamespaces() == "yes"
+	})
 
 	for _, who := range []struct {
 		name string

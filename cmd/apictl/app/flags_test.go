@@ -70,6 +70,36 @@ func TestFlagsValidateOK(t *testing.T) {
 	}
 }
 
+// TestFlagsValidateWarnsAlwaysAllow pins issue 36: AlwaysAllow is allowed when asked for, but on a
+// secure port other machines may reach it is a warning, not an error, so the exit status stays 0.
+func TestFlagsValidateWarnsAlwaysAllow(t *testing.T) {
+	chdirTemp(t)
+	code, out, _ := run(t, true, "flags", "validate", "--authorization-mode", "AlwaysAllow")
+	if code != ExitOK {
+		t.Fatalf("exit %d, want 0 for a warning:\n%s", code, out)
+	}
+	golden.Check(t, "flags-validate/always-allow.table", out)
+
+	code, out, _ = run(t, false, "flags", "validate", "--authorization-mode", "AlwaysAllow", "--bind-address", "127.0.0.1")
+	if code != ExitOK || out != "OK: the configuration is valid\n" {
+		t.Errorf("on loopback: exit %d, output %q", code, out)
+	}
+}
+
+// TestFlagsValidateBlamesTheBadFile is issue 36's item 8: with a text file for both the certificate
+// and the key, each flag is named for its own file, where the pair check blamed the key alone.
+func TestFlagsValidateBlamesTheBadFile(t *testing.T) {
+	dir := chdirTemp(t)
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# apictl\n\nNot a certificate.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := run(t, true, "flags", "validate", "--tls-cert-file", "README.md", "--tls-private-key-file", "README.md")
+	if code != ExitFailure {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	golden.Check(t, "flags-validate/tls-text-files.table", out)
+}
+
 func TestFlagsShowSources(t *testing.T) {
 	dir := chdirTemp(t)
 	config := filepath.Join(dir, "apictl.yaml")

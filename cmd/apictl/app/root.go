@@ -67,7 +67,8 @@ func Main(ctx context.Context, args []string, streams Streams) int {
 	if errors.As(err, &exit) {
 		return exit.code
 	}
-	fmt.Fprintf(streams.ErrOut, "Error: %v\n", err)
+	// kubectl's prefix, which the commands' own problem lines use too: one spelling on stderr.
+	fmt.Fprintf(streams.ErrOut, "error: %v\n", err)
 	var usage usageError
 	if errors.As(err, &usage) {
 		fmt.Fprintf(streams.ErrOut, "Run '%s --help' for usage.\n", cmd.CommandPath())

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/apictl/apictl/internal/golden"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -16,7 +18,7 @@ func TestExitCodes(t *testing.T) {
 		errPart string
 	}{
 		{name: "help", args: []string{"--help"}, code: ExitOK},
-		{name: "no command prints help", args: nil, code: ExitOK},
+		{name: "no command prints help", args: []string{}, code: ExitOK}, // nil would make cobra read os.Args
 		{name: "unknown command", args: []string{"srve"}, code: ExitUsage, errPart: "Did you mean this?\n\tserve"},
 		{name: "unknown flag", args: []string{"flags", "list", "--nope"}, code: ExitUsage, errPart: "unknown flag: --nope"},
 		{name: "unknown subcommand", args: []string{"flags", "lst"}, code: ExitUsage, errPart: `unknown command "lst" for "apictl flags"`},
@@ -37,8 +39,15 @@ func TestExitCodes(t *testing.T) {
 			if tt.code == ExitUsage && !strings.Contains(stderr, "--help' for usage.") {
 				t.Errorf("usage error without a pointer to --help: %q", stderr)
 			}
+			// Issue 36: kubectl's "error: " and no other spelling.
+			if tt.code != ExitOK && !strings.HasPrefix(stderr, "error: ") {
+				t.Errorf("stderr does not start with \"error: \": %q", stderr)
+			}
 		})
 	}
+	chdirTemp(t)
+	_, _, stderr := run(t, false, "srve")
+	golden.Check(t, "errors/unknown-command.txt", stderr)
 }
 
 func TestServeValidatesBeforeAnythingElse(t *testing.T) {
