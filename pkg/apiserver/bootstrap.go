@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	rbacv1client "k8s.io/client-go/kubernetes/typed/rbac/v1"
@@ -22,9 +23,11 @@ import (
 // the default policy in force.
 func bootstrapRBAC(ctx context.Context, cs rbacv1client.RbacV1Interface, policy *rbac.Policy, log *slog.Logger) error {
 	log = log.With("component", "rbac-bootstrap")
+	var tally bootstrapTally
 	for {
-		err := reconcileBootstrapPolicy(cs, log)
+		err := reconcileBootstrapPolicy(cs, &tally, log)
 		if err == nil {
+			tally.log(log)
 			break
 		}
 		log.Warn("reconciling the default RBAC policy failed; retrying", "err", err)
@@ -60,7 +63,7 @@ func bootstrapRBAC(ctx context.Context, cs rbacv1client.RbacV1Interface, policy 
 // reconcileBootstrapPolicy reconciles every default object at once: each is independent, and etcd
 // commits concurrent writes in shared fsyncs, so a first start pays for a few instead of fourteen
 // (the rbac/bootstrap-roles hook took 218 ms one after another).
-func reconcileBootstrapPolicy(cs rbacv1client.RbacV1Interface, log *slog.Logger) error {
+func reconcileBootstrapPolicy(cs rbacv1client.RbacV1Interface, tally *bootstrapTally, log *slog.Logger) error {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -84,7 +87,7 @@ func reconcileBootstrapPolicy(cs rbacv1client.RbacV1Interface, log *slog.Logger)
 			}
 			res, err := opts.Run()
 			if err == nil {
-				logResult(log, "clusterrole", r.Name, res.Operation, res.Protected, len(res.MissingRules) > 0 || len(res.MissingAggregationRuleSelectors) > 0)
+				logResult(log, tally, "clusterrole", r.Name, res.Operation, res.Protected, len(res.MissingRules) > 0 || len(res.MissingAggregationRuleSelectors) > 0)
 			}
 			return err
 		})
@@ -98,7 +101,7 @@ func reconcileBootstrapPolicy(cs rbacv1client.RbacV1Interface, log *slog.Logger)
 			}
 			res, err := opts.Run()
 			if err == nil {
-				logResult(log, "clusterrolebinding", b.Name, res.Operation, res.Protected, len(res.MissingSubjects) > 0)
+				logResult(log, tally, "clusterrolebinding", b.Name, res.Operation, res.Protected, len(res.MissingSubjects) > 0)
 			}
 			return err
 		})
@@ -107,14 +110,53 @@ func reconcileBootstrapPolicy(cs rbacv1client.RbacV1Interface, log *slog.Logger)
 	return errors.Join(errs...)
 }
 
-func logResult(log *slog.Logger, kind, name string, op reconciliation.ReconcileOperation, protected, missing bool) {
+// logResult logs one object's reconciliation at debug level, where a line per object belongs (a
+// first start creates nineteen), and counts it in tally when there is one. An object left alone
+// because of its annotation stays a warning: the server then enforces less than kube's defaults.
+func logResult(log *slog.Logger, tally *bootstrapTally, kind, name string, op reconciliation.ReconcileOperation, protected, missing bool) {
 	switch {
 	case protected && missing:
 		log.Warn("a default RBAC object lacks defaults but is annotated rbac.authorization.kubernetes.io/autoupdate=false; left as it is",
 			"kind", kind, "name", name)
 	case op == reconciliation.ReconcileCreate:
-		log.Info("created a default RBAC object", "kind", kind, "name", name)
+		tally.count(op)
+		log.Debug("created a default RBAC object", "kind", kind, "name", name)
 	case op == reconciliation.ReconcileUpdate || op == reconciliation.ReconcileRecreate:
-		log.Info("updated a default RBAC object", "kind", kind, "name", name, "operation", string(op))
+		tally.count(op)
+		log.Debug("updated a default RBAC object", "kind", kind, "name", name, "operation", string(op))
+	}
+}
+
+// bootstrapTally counts what the reconciliation of the default cluster RBAC objects did, across
+// its retries, for the one line a start logs about them.
+type bootstrapTally struct {
+	created, updated atomic.Int32
+}
+
+// count counts one object's operation; a nil tally counts nothing.
+func (t *bootstrapTally) count(op reconciliation.ReconcileOperation) {
+	switch {
+	case t == nil:
+	case op == reconciliation.ReconcileCreate:
+		t.created.Add(1)
+	case op == reconciliation.ReconcileUpdate || op == reconciliation.ReconcileRecreate:
+		t.updated.Add(1)
+	}
+}
+
+// log writes the summary: at Info when something was written, so that an operator sees the
+// policy change once; at debug level when every object was already as kube defines it, as on
+// every start after the first.
+func (t *bootstrapTally) log(log *slog.Logger) {
+	created, updated := t.created.Load(), t.updated.Load()
+	switch {
+	case created == 0 && updated == 0:
+		log.Debug("the default ClusterRoles and ClusterRoleBindings are up to date")
+	case updated == 0:
+		log.Info(fmt.Sprintf("created %d default ClusterRoles and ClusterRoleBindings", created))
+	case created == 0:
+		log.Info(fmt.Sprintf("updated %d default ClusterRoles and ClusterRoleBindings", updated))
+	default:
+		log.Info(fmt.Sprintf("created %d and updated %d default ClusterRoles and ClusterRoleBindings", created, updated))
 	}
 }

@@ -18,7 +18,9 @@ import (
 // extension-apiserver-authentication-reader and its binding) as bootstrapRBAC does the cluster
 // ones, creating the namespace if it is missing, and retries every second until it succeeds or ctx
 // ends. It does not hold /readyz: kube-system is created by another hook, and a server whose
-// namespaced defaults are late still enforces the cluster-wide policy.
+// namespaced defaults are late still enforces the cluster-wide policy. Its objects are logged at
+// debug level only, outside the start's summary line: that line comes before readiness, and these
+// may be reconciled after it.
 func bootstrapNamespacePolicy(ctx context.Context, cs rbacv1client.RbacV1Interface, namespaces corev1client.NamespaceInterface, log *slog.Logger) {
 	log = log.With("component", "rbac-bootstrap")
 	for {
@@ -49,7 +51,7 @@ func reconcileNamespacePolicy(cs rbacv1client.RbacV1Interface, namespaces corev1
 				errs = append(errs, fmt.Errorf("role %s/%s: %w", r.Namespace, r.Name, err))
 				continue
 			}
-			logResult(log, "role", r.Namespace+"/"+r.Name, res.Operation, res.Protected, len(res.MissingRules) > 0)
+			logResult(log, nil, "role", r.Namespace+"/"+r.Name, res.Operation, res.Protected, len(res.MissingRules) > 0)
 		}
 	}
 	for _, bindings := range rbac.BootstrapNamespaceRoleBindings() {
@@ -64,7 +66,7 @@ func reconcileNamespacePolicy(cs rbacv1client.RbacV1Interface, namespaces corev1
 				errs = append(errs, fmt.Errorf("rolebinding %s/%s: %w", b.Namespace, b.Name, err))
 				continue
 			}
-			logResult(log, "rolebinding", b.Namespace+"/"+b.Name, res.Operation, res.Protected, len(res.MissingSubjects) > 0)
+			logResult(log, nil, "rolebinding", b.Namespace+"/"+b.Name, res.Operation, res.Protected, len(res.MissingSubjects) > 0)
 		}
 	}
 	return errors.Join(errs...)

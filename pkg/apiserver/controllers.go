@@ -172,7 +172,10 @@ func addClusterControllers(s *serve.Server, cfg *serve.Config, o *flags.ServerOp
 		OnLeading: func(on bool) {
 			if on {
 				leading.Set(1)
-				log.Info("this replica holds the lease: starting the cluster-wide controllers", "controllers", ctrls.group.Names())
+				// Debug level: the election runs beside the start, and this line would as often as
+				// not come after its last line, the admin kubeconfig's hint. Which replica leads is
+				// in the Lease, its events and /readyz?verbose; losing the lease is logged at Info.
+				log.Debug("this replica holds the lease: starting the cluster-wide controllers", "controllers", ctrls.group.Names())
 				return
 			}
 			leading.Set(0)

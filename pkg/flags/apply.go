@@ -156,18 +156,12 @@ func (o *SecureServingOptions) ApplyTo(ctx context.Context, cfg *serve.Config) e
 		if err != nil {
 			return fmt.Errorf("bootstrapping the self-signed PKI in %s: %w", o.CertDir, err)
 		}
-		for _, f := range report.Files {
-			if f.Action == certs.ActionKept || f.Kind == certs.KindKey {
-				continue
-			}
-			args := []any{"path", f.Path}
-			if f.Reason != "" {
-				args = append(args, "reason", f.Reason)
-			}
-			cfg.Logger.Info("PKI: "+string(f.Action)+" "+f.Name, args...)
-		}
-		cfg.Logger.Info("admin credentials: use kubectl --kubeconfig "+report.AdminKubeconfig+" get --raw /version",
-			"kubeconfig", report.AdminKubeconfig, "ca", report.CACert)
+		logPKIReport(cfg.Logger, report)
+		// After "the server is ready", as the start's last line: it is what a new user does next.
+		cfg.ReadyHints = append(cfg.ReadyHints, serve.Hint{
+			Message: "admin credentials: use kubectl --kubeconfig " + report.AdminKubeconfig + " get --raw /version",
+			Args:    []any{"kubeconfig", report.AdminKubeconfig, "ca", report.CACert},
+		})
 		certFile, keyFile, bootstrapCA = report.ServingCert, report.ServingKey, report.CACert
 	}
 	cert, err := dynamiccert.NewServingCert(certFile, keyFile, cfg.Logger)

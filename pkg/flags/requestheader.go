@@ -3,6 +3,7 @@ package flags
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -192,7 +193,7 @@ func (o *RequestHeaderOptions) Effective() RequestHeaderOptions {
 // authenticator builds the request-header authenticator, or returns nil when no CA is configured. It
 // puts the CA bundle on the secure port, which then asks for client certificates and reloads the file.
 // AuthenticationOptions.ApplyTo calls it, to place the authenticator first in the union, as kube does.
-func (o *RequestHeaderOptions) authenticator(_ context.Context, cfg *serve.Config) (auth.Authenticator, error) {
+func (o *RequestHeaderOptions) authenticator(ctx context.Context, cfg *serve.Config) (auth.Authenticator, error) {
 	e := o.Effective()
 	if e.ClientCAFile == "" || cfg.SecureServing == nil {
 		return nil, nil
@@ -214,9 +215,13 @@ func (o *RequestHeaderOptions) authenticator(_ context.Context, cfg *serve.Confi
 		return nil, err
 	}
 	args := []any{"ca", e.ClientCAFile, "allowedNames", strings.Join(e.AllowedNames, ","), "usernameHeaders", strings.Join(e.UsernameHeaders, ",")}
+	level := slog.LevelInfo
 	if o.unset() {
 		args = append(args, "source", "bootstrap PKI (no --requestheader-* flag given)")
+		// The defaults every start has: "secure port authentication" already names front-proxy
+		// request headers among the methods. Settings from flags are confirmed at Info.
+		level = slog.LevelDebug
 	}
-	cfg.Logger.Info("front-proxy (request-header) authentication", args...)
+	cfg.Logger.Log(ctx, level, "front-proxy (request-header) authentication", args...)
 	return a, nil
 }

@@ -216,11 +216,7 @@ func ensureServiceAccountPair(ctx context.Context, dir string, cfg *serve.Config
 	if err != nil {
 		return fmt.Errorf("creating the service-account key pair in %s: %w", dir, err)
 	}
-	for _, f := range report.Files {
-		if f.Action != certs.ActionKept && f.Kind != certs.KindKey {
-			cfg.Logger.Info("PKI: "+string(f.Action)+" "+f.Name, "path", f.Path)
-		}
-	}
+	logPKIReport(cfg.Logger, report)
 	return nil
 }
 

@@ -91,6 +91,16 @@ type Config struct {
 	// Notify sends a state such as READY=1 to the service manager; nil uses systemd's socket when the
 	// process runs under systemd.
 	Notify func(state string) error
+	// ReadyHints are logged at Info right after "the server is ready", as the last lines of the start:
+	// what a user does next (the bootstrap admin's kubeconfig) is then the first thing they read, not
+	// a line somewhere above the listeners and the bootstrap.
+	ReadyHints []Hint
+}
+
+// Hint is one log line of ReadyHints: a message and slog's alternating keys and values.
+type Hint struct {
+	Message string
+	Args    []any
 }
 
 // SecureServingInfo configures the TLS listener.

@@ -117,6 +117,9 @@ func (p *PreparedServer) Run(ctx context.Context) error {
 			break
 		}
 		log.Info("the server is ready", "after", time.Since(start).Round(time.Millisecond))
+		for _, h := range p.cfg.ReadyHints {
+			log.Info(h.Message, h.Args...)
+		}
 		p.notify(daemon.SdNotifyReady)
 		close(p.ready)
 		// Start-up garbage (route tables, discovery, the PKI's parsing) is gone now: hand it back

@@ -194,7 +194,9 @@ func (c *Controller) write(ctx context.Context, cm *corev1.ConfigMap) error {
 		if _, err := client.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("creating configmap %s/%s: %w", Namespace, Name, err)
 		}
-		c.log.Info("published the authentication trust for extension API servers", "configmap", Namespace+"/"+Name)
+		// Debug level, as its updates: every new cluster's start creates it, as it creates the
+		// default RBAC objects.
+		c.log.Debug("published the authentication trust for extension API servers", "configmap", Namespace+"/"+Name)
 		return nil
 	}
 	if apierrors.IsRequestEntityTooLargeError(err) || (apierrors.IsInvalid(err) && strings.Contains(err.Error(), "Too long")) {

@@ -113,8 +113,10 @@ func (c *Collector) newQueue(name string) workqueue.TypedRateLimitingInterface[*
 // Run builds the graph from the watch caches, then collects garbage until ctx ends; it returns once
 // everything it started has stopped. It may be called again after it returns.
 func (c *Collector) Run(ctx context.Context) {
-	c.log.Info("starting the garbage collector")
-	defer c.log.Info("the garbage collector stopped")
+	// Debug level: the leader election's owner says at Info when the cluster-wide controllers,
+	// this one among them, start and stop.
+	c.log.Debug("starting the garbage collector")
+	defer c.log.Debug("the garbage collector stopped")
 	r := &run{Collector: c, absent: newAbsentCache(),
 		attemptToDelete: c.newQueue(queueAttemptToDelete), attemptToOrphan: c.newQueue(queueAttemptToOrphan)}
 	r.api = &api{client: c.cfg.Client, mapper: r.mapper}
@@ -148,7 +150,7 @@ func (c *Collector) Run(ctx context.Context) {
 		}
 		c.log.Warn("not every resource's objects were listed in time; collecting anyway")
 	}
-	c.log.Info("the dependency graph is built; collecting garbage", "nodes", r.g.len())
+	c.log.Debug("the dependency graph is built; collecting garbage", "nodes", r.g.len())
 	for range c.cfg.Workers {
 		workers.Go(func() {
 			for r.processNext(ctx, r.attemptToDelete, r.attemptToDeleteWorker) {

@@ -116,7 +116,10 @@ func (e *Elector) newLeaderElector(t *term, callbacks leaderelection.LeaderCallb
 // Lease has been released.
 func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context)) {
 	log := e.cfg.Logger.With("lease", e.Describe(), "identity", e.cfg.Identity)
-	ctx = klog.NewContext(ctx, logr.FromSlogHandler(log.Handler()))
+	// client-go narrates the election at Info ("attempting to acquire", "successfully acquired"); V(4)
+	// makes that debug level, as apictl serve does with the rest of klog's output: the owner's
+	// OnLeading says at Info when this replica starts and stops leading. Errors keep their level.
+	ctx = klog.NewContext(ctx, logr.FromSlogHandler(log.Handler()).V(4))
 	for ctx.Err() == nil {
 		if err := e.campaign(ctx, lead); err != nil {
 			// New checked the same configuration: this does not happen.
