@@ -36,7 +36,7 @@ type Kind struct {
 }
 
 // GroupVersionKind names the kind.
-func (k *Kind) GroupVersionKind() schema.GroupVersionKind {
+func (k Kind) GroupVersionKind() schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: k.Group, Version: k.Version, Kind: k.Resource.Kind}
 }
 

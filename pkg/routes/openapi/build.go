@@ -250,7 +250,11 @@ func gvkExtension(gvk metav1.GroupVersionKind) map[string]any {
 // Models returns the component schemas of every kind of api, keyed by definition name, as
 // managedfields.NewTypeConverter takes them for server-side apply.
 func Models(api *routes.API) (map[string]*spec.Schema, error) {
-	b := &builder{api: api, defs: newDefinitions(true)}
+	defs, err := newDefinitions(true)
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{api: api, defs: defs}
 	t := routes.Install(api, routes.InstallOptions{})
 	for i := range t.Routes {
 		r := &t.Routes[i]

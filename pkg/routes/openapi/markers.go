@@ -1,87 +1,129 @@
 package openapi
 
-import "k8s.io/kube-openapi/pkg/validation/spec"
+import (
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/applyconfigurations"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+)
 
 // extMapType is kube's x-kubernetes-map-type: "atomic" for a map or struct that is one value.
 const extMapType = "x-kubernetes-map-type"
 
-// marker is what kube's +listType, +listMapKey, +mapType and +required comment markers put in a
-// definition, which the Go types of k8s.io/api do not carry in their struct tags: reflection cannot
-// see them, and server-side apply needs them (a Service's ports are keyed by port and protocol, its
-// selector is one value).
+// marker is what kube-apiserver's OpenAPI publishes for a definition that neither reflection nor
+// kube's field-manager schema tells.
 type marker struct {
-	// mapType is the definition's own x-kubernetes-map-type.
-	mapType string
-	// required, when set, replaces the required fields reflection found.
+	// required, when set, replaces the required fields reflection found: the schema has no
+	// required fields, and kube's +required markers live in comments reflection cannot see.
 	required []string
-	// fields are the extensions of properties, by property name.
-	fields map[string]fieldMarker
 }
 
-type fieldMarker struct {
-	listType string
-	mapKeys  []string
-	mapType  string
-}
-
-// kubeMarkers are the markers of the definitions the built-in resources use that reflection and
-// the patch tags do not imply (addTagExtensions): the atomic structs and maps, and the lists whose
-// type differs from what their patch tags say, as kube-apiserver v1.37.2's OpenAPI publishes them.
-// TestMarkersAreKubes holds them to kube's field-manager schema, and TestPublishedMarkers to
-// kube's OpenAPI.
+// kubeMarkers are what kube-apiserver v1.37.2's OpenAPI publishes for the definitions of the
+// built-in resources beyond reflection, the patch tags (addTagExtensions) and kube's field-manager
+// schema (applySchemaMarkers), so a new built-in kind needs an entry here only where kube's OpenAPI
+// and its field-manager schema disagree. TestPublishedMarkers holds the markers to kube's OpenAPI,
+// TestServiceMarkers the required fields.
 var kubeMarkers = map[string]marker{
-	// Objects that refer to others are one value each (+structType=atomic).
-	"io.k8s.api.core.v1.ObjectReference":                  {mapType: "atomic"},
-	"io.k8s.api.core.v1.LocalObjectReference":             {mapType: "atomic"},
-	"io.k8s.api.rbac.v1.RoleRef":                          {mapType: "atomic"},
-	"io.k8s.api.rbac.v1.Subject":                          {mapType: "atomic"},
-	"io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference": {mapType: "atomic"},
-
-	"io.k8s.api.core.v1.ServiceSpec": {fields: map[string]fieldMarker{
-		"ports":    {listType: "map", mapKeys: []string{"port", "protocol"}},
-		"selector": {mapType: "atomic"},
-	}},
-	"io.k8s.api.core.v1.EndpointAddress":    {mapType: "atomic"},
-	"io.k8s.api.core.v1.EndpointPort":       {mapType: "atomic"},
 	"io.k8s.api.discovery.v1.EndpointSlice": {required: []string{"addressType"}},
-	"io.k8s.api.discovery.v1.Endpoint":      {fields: map[string]fieldMarker{"addresses": {listType: "set"}}},
-	"io.k8s.api.discovery.v1.EndpointPort":  {mapType: "atomic"},
-	// The selectors of webhooks (admissionregistration.k8s.io) are one value each.
-	"io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector": {mapType: "atomic"},
 }
 
-// applyMarkers adds kube's markers to the reflected definition name.
+// kubeFieldSchema is the structured-merge-diff schema kube's field manager uses for the types of
+// k8s.io/api and apimachinery: client-go keeps it, generated from kube-apiserver's own OpenAPI
+// models, for its apply configurations, and it comes out of client-go's type converter through a
+// typed object, the one door client-go opens to it. It holds kube's +listType, +listMapKey,
+// +mapType and +structType markers, which live in comments reflection cannot see. Parsing it takes
+// a while, so it is parsed once, and never changed after.
+var kubeFieldSchema = sync.OnceValues(func() (*smdschema.Schema, error) {
+	tc := applyconfigurations.NewTypeConverter(clientscheme.Scheme)
+	cm := &corev1.ConfigMap{}
+	cm.APIVersion, cm.Kind = "v1", "ConfigMap"
+	tv, err := tc.ObjectToTyped(cm)
+	if err != nil {
+		return nil, fmt.Errorf("reading kube's field-manager schema from client-go: %w", err)
+	}
+	return tv.Schema(), nil
+})
+
+// applySchemaMarkers gives the reflected definition name the map and list markers kube's
+// field-manager schema has for it: an atomic or granular struct, and per property the list type
+// and keys of a list and the map type of a map or reference. A list kube's schema calls atomic
+// only replaces a list type reflection found: kube's schema calls every list without a marker
+// atomic, and kube publishes the items of List kinds without one.
+func applySchemaMarkers(kube *smdschema.Schema, name string, s *spec.Schema) {
+	t, ok := kube.FindNamedType(name)
+	if !ok || t.Map == nil {
+		return
+	}
+	if mt := mapType(t.Map.ElementRelationship); mt != "" {
+		s.AddExtension(extMapType, mt)
+	}
+	for _, f := range t.Map.Fields {
+		p, ok := s.Properties[f.Name]
+		if !ok {
+			continue
+		}
+		if f.Type.ElementRelationship != nil {
+			if mt := mapType(*f.Type.ElementRelationship); mt != "" {
+				p.AddExtension(extMapType, mt)
+			}
+		}
+		switch a := f.Type.Inlined; {
+		case a.List != nil:
+			setListType(&p, a.List)
+		case a.Map != nil:
+			if mt := mapType(a.Map.ElementRelationship); mt != "" {
+				p.AddExtension(extMapType, mt)
+			}
+		}
+		s.Properties[f.Name] = p
+	}
+}
+
+// mapType is the x-kubernetes-map-type of a map relationship, "" for the default.
+func mapType(r smdschema.ElementRelationship) string {
+	switch r {
+	case smdschema.Atomic:
+		return "atomic"
+	case smdschema.Separable:
+		return "granular"
+	}
+	return ""
+}
+
+// setListType sets the list type and keys of property p to those of kube's list l.
+func setListType(p *spec.Schema, l *smdschema.List) {
+	_, had := p.Extensions.GetString(extListType)
+	listType := "atomic"
+	switch {
+	case l.ElementRelationship == smdschema.Associative && len(l.Keys) > 0:
+		listType = "map"
+	case l.ElementRelationship == smdschema.Associative:
+		listType = "set"
+	case !had:
+		return
+	}
+	p.AddExtension(extListType, listType)
+	delete(p.Extensions, extListMapKeys)
+	if listType == "map" {
+		keys := make([]any, len(l.Keys))
+		for i, k := range l.Keys {
+			keys[i] = k
+		}
+		p.AddExtension(extListMapKeys, keys)
+	}
+}
+
+// applyMarkers adds kubeMarkers to the reflected definition name.
 func applyMarkers(name string, s *spec.Schema) {
 	m, ok := kubeMarkers[name]
 	if !ok {
 		return
 	}
-	if m.mapType != "" {
-		s.AddExtension(extMapType, m.mapType)
-	}
 	if m.required != nil {
 		s.Required = m.required
-	}
-	for field, fm := range m.fields {
-		p, ok := s.Properties[field]
-		if !ok {
-			continue
-		}
-		if fm.listType != "" {
-			p.AddExtension(extListType, fm.listType)
-			// Keys the patch tags implied belong to the list type this one replaces.
-			delete(p.Extensions, extListMapKeys)
-		}
-		if fm.mapKeys != nil {
-			keys := make([]any, len(fm.mapKeys))
-			for i, k := range fm.mapKeys {
-				keys[i] = k
-			}
-			p.AddExtension(extListMapKeys, keys)
-		}
-		if fm.mapType != "" {
-			p.AddExtension(extMapType, fm.mapType)
-		}
-		s.Properties[field] = p
 	}
 }

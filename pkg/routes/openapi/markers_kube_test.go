@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/applyconfigurations"
-	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/kube-openapi/pkg/schemaconv"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/schema"
@@ -20,28 +17,13 @@ import (
 	"github.com/apictl/apictl/pkg/routes"
 )
 
-// kubeSchema is the structured-merge-diff schema kube's field manager uses for the types of
-// k8s.io/api and apimachinery: client-go keeps it, generated from kube-apiserver's own OpenAPI
-// models, for its apply configurations. It comes out of client-go's type converter through a typed
-// object, the one door client-go opens to it.
-func kubeSchema(t *testing.T) *schema.Schema {
-	t.Helper()
-	tc := applyconfigurations.NewTypeConverter(clientscheme.Scheme)
-	cm := &corev1.ConfigMap{}
-	cm.APIVersion, cm.Kind = "v1", "ConfigMap"
-	tv, err := tc.ObjectToTyped(cm)
-	if err != nil {
-		t.Fatalf("typing a ConfigMap with client-go's schema: %v", err)
-	}
-	return tv.Schema()
-}
-
 // TestMarkersAreKubes holds every definition apictl builds from a Go type of k8s.io/api or
 // apimachinery to kube's field-manager schema: the same map types (atomic structs), list types and
 // list map keys, field by field. These decide what managedFields record (kube's
 // f:roleRef: {} for an atomic RoleRef, k:{"name":"x"}: {} for a ServiceAccount's secrets), so a
 // definition without kube's markers records different managedFields, and a new built-in kind whose
-// types lack them fails here.
+// types lack them fails here. The markers come from that schema (applySchemaMarkers), so this holds
+// the conversion, the patch tags and kubeMarkers to it.
 func TestMarkersAreKubes(t *testing.T) {
 	models, err := Models(routes.Builtin())
 	if err != nil {
@@ -51,7 +33,10 @@ func TestMarkersAreKubes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("converting apictl's models: %v", err)
 	}
-	kube := kubeSchema(t)
+	kube, err := kubeFieldSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
 	compared := 0
 	for _, def := range ours.Types {
 		want, ok := kube.FindNamedType(def.Name)

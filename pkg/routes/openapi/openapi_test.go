@@ -174,7 +174,10 @@ func TestTypeConverter(t *testing.T) {
 // TestDerivedSchemas checks the reflection rules on the Go types.
 func TestDerivedSchemas(t *testing.T) {
 	for _, v3 := range []bool{false, true} {
-		d := newDefinitions(v3)
+		d, err := newDefinitions(v3)
+		if err != nil {
+			t.Fatal(err)
+		}
 		d.define(reflect.TypeFor[corev1.Event]())
 		d.define(reflect.TypeFor[metav1.ObjectMeta]())
 		d.define(reflect.TypeFor[corev1.ResourceQuota]())

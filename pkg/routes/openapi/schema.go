@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 )
 
 // Extension names kube puts on schemas.
@@ -31,7 +32,9 @@ const (
 // and listMapKey tags. Types that describe their own schema (metav1.Time, resource.Quantity,
 // intstr.IntOrString, ...) through OpenAPISchemaType keep it.
 type definitions struct {
-	v3   bool
+	v3 bool
+	// kube is kube's field-manager schema, where the markers of kube's types come from.
+	kube *smdschema.Schema
 	defs map[string]*spec.Schema
 	gvks map[string][]schema.GroupVersionKind
 	// generated caches kube-openapi's generated definitions by Go package, for the packages
@@ -39,8 +42,12 @@ type definitions struct {
 	generated map[string]map[string]common.OpenAPIDefinition
 }
 
-func newDefinitions(v3 bool) *definitions {
-	return &definitions{v3: v3, defs: map[string]*spec.Schema{}, gvks: map[string][]schema.GroupVersionKind{}}
+func newDefinitions(v3 bool) (*definitions, error) {
+	kube, err := kubeFieldSchema()
+	if err != nil {
+		return nil, err
+	}
+	return &definitions{v3: v3, kube: kube, defs: map[string]*spec.Schema{}, gvks: map[string][]schema.GroupVersionKind{}}, nil
 }
 
 // ref is the JSON reference to a named definition.
@@ -148,6 +155,7 @@ func (d *definitions) define(t reflect.Type) string {
 	}
 	*s = spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, Description: docs(t)[""]}}
 	d.addFields(s, t)
+	applySchemaMarkers(d.kube, name, s)
 	applyMarkers(name, s)
 	return name
 }
@@ -203,8 +211,8 @@ func hasOption(opts, want string) bool {
 // markers live in comments reflection cannot see, but every list of the types kube serves
 // carries one (kube-apiserver v1.37.2's OpenAPI), and this is the list type kube's field
 // manager falls back on for a list without one, so it never changes what managedFields record;
-// the lists whose marker says otherwise are in kubeMarkers. A named slice type (metav1.Verbs) is
-// a type of its own that kube publishes without a list type.
+// applySchemaMarkers gives the lists whose marker says otherwise kube's list type. A named slice
+// type (metav1.Verbs) is a type of its own that kube publishes without a list type.
 func addTagExtensions(s *spec.Schema, t reflect.Type, tag reflect.StructTag, imply bool) {
 	strategy, key := tag.Get("patchStrategy"), tag.Get("patchMergeKey")
 	if strategy != "" {

@@ -11,7 +11,11 @@ import (
 
 // BuildV2 builds the /openapi/v2 document of the routes in t, whose resources api describes.
 func BuildV2(t routes.Table, api *routes.API, opts Options) (*spec.Swagger, error) {
-	b := &builder{api: api, defs: newDefinitions(false)}
+	d, err := newDefinitions(false)
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{api: api, defs: d}
 	paths := map[string]spec.PathItem{}
 	for i := range t.Routes {
 		r := &t.Routes[i]

@@ -29,7 +29,11 @@ func BuildV3(t routes.Table, api *routes.API, opts Options) (map[string]*spec3.O
 		}
 		d := docs[key]
 		if d == nil {
-			d = &doc{b: &builder{api: api, defs: newDefinitions(true)}, paths: map[string]*spec3.Path{}}
+			defs, err := newDefinitions(true)
+			if err != nil {
+				return nil, err
+			}
+			d = &doc{b: &builder{api: api, defs: defs}, paths: map[string]*spec3.Path{}}
 			docs[key] = d
 		}
 		op, err := d.b.plan(r)
