@@ -1,5 +1,6 @@
 // Package validation holds the parts of kube's validation that several kinds share, ported from
-// k8s.io/kubernetes pkg/apis/core/validation/validation.go at v1.37.2 (the functions named on each).
+// k8s.io/kubernetes pkg/apis/core/validation/validation.go (the functions named on each).
+// Ported from k8s.io/kubernetes v1.37.2.
 package validation
 
 import (
