@@ -28,6 +28,8 @@ func TestBuiltinMatchesKube(t *testing.T) {
 		{"events.k8s.io", "events", "Event", true, all, []string{"ev"}, "r2yiGXH7wu8=", nil},
 		{"", "namespaces", "Namespace", false, []string{"create", "delete", "get", "list", "patch", "update", "watch"}, []string{"ns"}, "Q3oi5N2YM8M=",
 			map[string][]string{"finalize": {"update"}, "status": {"get", "patch", "update"}}},
+		// kube-apiserver v1.37.2's GET /api/v1.
+		{"", "podtemplates", "PodTemplate", true, all, nil, "LIXB2x4IFpk=", nil},
 		{"", "secrets", "Secret", true, all, nil, "S6u1pOWzb84=", nil},
 		{"", "serviceaccounts", "ServiceAccount", true, all, []string{"sa"}, "pbx9ZvyFpBE=", map[string][]string{"token": {"create"}}},
 		// kube-apiserver v1.37.2's GET /api/v1 and /apis/discovery.k8s.io/v1 (services/proxy left out).

@@ -10,12 +10,14 @@ import (
 
 	"github.com/apictl/apictl/pkg/kinds"
 	"github.com/apictl/apictl/pkg/kinds/core/configmaps"
+	"github.com/apictl/apictl/pkg/kinds/core/podtemplates"
 )
 
 // Kinds returns every described kind, completed, in a new slice.
 func Kinds() []kinds.Kind {
 	all := []kinds.Kind{
 		configmaps.Kind(),
+		podtemplates.Kind(),
 	}
 	for i := range all {
 		all[i] = all[i].Complete()
