@@ -66,7 +66,7 @@ func TestReadmeTour(t *testing.T) {
 	t.Setenv("APICTL_INSECURE_PORT", fmt.Sprint(ports[1]))
 	// RBAC is the README's default (its upgrade notes); asked for explicitly so that the tour's
 	// refusals are checked whatever the binary's default.
-	p := startServeIn(t, dir, "--bind-address", "127.0.0.1", "--authorization-mode", "RBAC")
+	p := startServeIn(t, dir, "--bind-address", "127.0.0.1") // RBAC, the default
 	waitReady(t, ports[1])
 	defer func() {
 		if t.Failed() {
