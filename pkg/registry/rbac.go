@@ -112,9 +112,19 @@ type bindingRules struct {
 	namespaced bool
 }
 
-// setDefaults gives a User or Group subject without apiGroup the RBAC group, as kube's decoder does
-// (SetDefaults_Subject) before anything validates or records the object.
+// setDefaults gives a roleRef, and a User or Group subject, without apiGroup the RBAC group, as kube's
+// decoder does (k8s.io/kubernetes v1.37.2 pkg/apis/rbac/v1/defaults.go: SetDefaults_RoleBinding,
+// SetDefaults_ClusterRoleBinding, SetDefaults_Subject) before anything validates or records the object.
 func (b bindingRules) setDefaults(obj runtime.Object) {
+	var ref *rbacv1.RoleRef
+	if rb, ok := obj.(*rbacv1.RoleBinding); ok {
+		ref = &rb.RoleRef
+	} else {
+		ref = &obj.(*rbacv1.ClusterRoleBinding).RoleRef
+	}
+	if ref.APIGroup == "" {
+		ref.APIGroup = rbacv1.GroupName
+	}
 	_, subjects := b.parts(obj)
 	for i := range subjects {
 		if s := &subjects[i]; s.APIGroup == "" && (s.Kind == rbacv1.UserKind || s.Kind == rbacv1.GroupKind) {
