@@ -94,8 +94,11 @@ func measureOverload(ctx context.Context, cfg Config, etcdURLs []string, dir str
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("measuring overload: %w", err)
 	}
+	// AlwaysAllow: the overload measures the in-flight limit, which sits before authorization, and its
+	// user must be allowed to list whatever the default authorization mode.
 	s, _, err := startServer(ctx, cfg.Apictl, filepath.Join(dir, "server"), etcdURLs, 10*time.Millisecond,
-		"--max-requests-inflight", strconv.Itoa(o.ReadLimit), "--max-mutating-requests-inflight", strconv.Itoa(o.MutatingLimit))
+		"--max-requests-inflight", strconv.Itoa(o.ReadLimit), "--max-mutating-requests-inflight", strconv.Itoa(o.MutatingLimit),
+		"--authorization-mode", "AlwaysAllow")
 	if err != nil {
 		return nil, fmt.Errorf("measuring overload: %w", err)
 	}
