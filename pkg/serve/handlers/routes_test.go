@@ -13,6 +13,7 @@ import (
 // that need one to exist.
 var probeObjects = map[string]string{
 	"configmaps":          `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s"}}`,
+	"podtemplates":        `{"apiVersion":"v1","kind":"PodTemplate","metadata":{"name":"%s"},"template":{"spec":{"containers":[{"name":"c","image":"nginx"}]}}}`,
 	"secrets":             `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"%s"}}`,
 	"serviceaccounts":     `{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"%s"}}`,
 	"services":            `{"apiVersion":"v1","kind":"Service","metadata":{"name":"%s"},"spec":{"ports":[{"port":80}]}}`,
