@@ -248,10 +248,14 @@ func (namespaceRules) validateStatusUpdate(obj, _ runtime.Object) field.ErrorLis
 	return nil
 }
 
-// statusUpdate keeps everything of old but the status.
+// statusUpdate keeps the spec of old and what only the server sets, as kube's namespace status
+// strategy does (k8s.io/kubernetes v1.37.2 pkg/registry/core/namespace/strategy.go resets only the
+// spec): a status write, a server-side apply included, may change labels and annotations.
 func (namespaceRules) statusUpdate(obj, old runtime.Object) runtime.Object {
-	out := old.(*corev1.Namespace).DeepCopy()
-	out.Status = obj.(*corev1.Namespace).Status
+	out, oldNS := obj.(*corev1.Namespace).DeepCopy(), old.(*corev1.Namespace)
+	prepareMetaForUpdate(out, oldNS)
+	out.Spec = oldNS.Spec
+	setNameLabel(out)
 	return out
 }
 

@@ -246,3 +246,26 @@ func TestDeletePolicy(t *testing.T) {
 		t.Errorf("a custom Event: DeletePolicy() = %v, want %v", got, kinds.DeleteDependents)
 	}
 }
+
+// TestNamespaceStatusUpdate: a write to namespaces/status keeps the spec and the server's metadata,
+// and takes the status and the labels and annotations it carries, as kube does (conformance:
+// "Namespaces should apply changes to a namespace status").
+func TestNamespaceStatusUpdate(t *testing.T) {
+	s := strategy(t, "", "namespaces")
+	old := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", UID: "u1", ResourceVersion: "5",
+		Labels: map[string]string{corev1.LabelMetadataName: "ns"}},
+		Spec:   corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}},
+		Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}}
+	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", UID: "other", Annotations: map[string]string{"applied": "yes"}},
+		Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive, Conditions: []corev1.NamespaceCondition{{Type: "StatusUpdate", Status: corev1.ConditionTrue}}}}
+	out := s.PrepareForStatusUpdate(obj, old).(*corev1.Namespace)
+	if out.Annotations["applied"] != "yes" {
+		t.Errorf("annotations %v, want the written one", out.Annotations)
+	}
+	if out.UID != "u1" || out.ResourceVersion != "5" || out.Labels[corev1.LabelMetadataName] != "ns" {
+		t.Errorf("metadata %+v, want the server's uid, resourceVersion and name label", out.ObjectMeta)
+	}
+	if len(out.Spec.Finalizers) != 1 || len(out.Status.Conditions) != 1 {
+		t.Errorf("spec %+v status %+v, want the old spec and the new status", out.Spec, out.Status)
+	}
+}
