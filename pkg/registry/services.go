@@ -256,10 +256,14 @@ func (serviceRules) validateStatusUpdate(obj, _ runtime.Object) field.ErrorList 
 	return validateLoadBalancerStatus(obj.(*corev1.Service))
 }
 
-// statusUpdate keeps everything of old but the status.
+// statusUpdate keeps the spec of old and what only the server sets, as kube's service status
+// strategy does (k8s.io/kubernetes v1.37.2 pkg/registry/core/service/strategy.go resets only the
+// spec): a status write may change labels and annotations (conformance: "should complete a service
+// status lifecycle" patches an annotation with the load balancer's status).
 func (serviceRules) statusUpdate(obj, old runtime.Object) runtime.Object {
-	out := old.(*corev1.Service).DeepCopy()
-	out.Status = obj.(*corev1.Service).Status
+	out, oldSvc := obj.(*corev1.Service).DeepCopy(), old.(*corev1.Service)
+	prepareMetaForUpdate(out, oldSvc)
+	out.Spec = oldSvc.Spec
 	return out
 }
 

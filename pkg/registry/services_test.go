@@ -254,3 +254,20 @@ func TestEndpointSliceGeneration(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestServiceStatusUpdate: a write to services/status keeps the spec and the server's metadata, and
+// takes the status and the annotations it carries, as kube does.
+func TestServiceStatusUpdate(t *testing.T) {
+	s := strategy(t, "", "services")
+	old := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", Namespace: "ns", UID: "u1", ResourceVersion: "5"},
+		Spec: corev1.ServiceSpec{ClusterIP: "10.0.0.10", Ports: []corev1.ServicePort{{Port: 80}}}}
+	obj := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc", Namespace: "ns", UID: "other", Annotations: map[string]string{"patchedstatus": "true"}},
+		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "203.0.113.1"}}}}}
+	out := s.PrepareForStatusUpdate(obj, old).(*corev1.Service)
+	if out.Annotations["patchedstatus"] != "true" || out.UID != "u1" {
+		t.Errorf("metadata %+v, want the written annotation and the stored uid", out.ObjectMeta)
+	}
+	if out.Spec.ClusterIP != "10.0.0.10" || len(out.Status.LoadBalancer.Ingress) != 1 {
+		t.Errorf("spec %+v status %+v, want the stored spec and the written status", out.Spec, out.Status)
+	}
+}
