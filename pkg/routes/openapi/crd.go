@@ -33,9 +33,14 @@ func typeMetaProperty(name string) spec.Schema {
 // metaRef refers to ObjectMeta or ListMeta with a description, as kube's CRD builder does in both
 // OpenAPI versions.
 func (d *definitions) metaRef(t reflect.Type, description string) spec.Schema {
-	s := d.refSchema(d.define(t))
-	s.Description = description
-	return *s
+	ref := d.refSchema(d.define(t))
+	if d.v3 {
+		// kube's v3 documents wrap a reference that has a description of its own in allOf, where a
+		// sibling of $ref would be ignored: kubectl explain <crd>.metadata prints that description.
+		return spec.Schema{SchemaProps: spec.SchemaProps{Description: description, AllOf: []spec.Schema{*ref}}}
+	}
+	ref.Description = description
+	return *ref
 }
 
 // setObjectProperties gives s the apiVersion, kind and metadata properties of an object, metadata
