@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -144,14 +143,6 @@ func (h *Handler) join(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, ErrBusy) {
 		w.Header().Set("Retry-After", "1")
 		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, "another member is joining the cluster; retry in a moment")
-		return
-	}
-	if errors.Is(err, rpctypes.ErrUnhealthy) {
-		// etcd refuses a member change for a few seconds after the last one (its strict reconfig
-		// check): a normal moment of every join after the first, which the joiner retries.
-		log.Info("join: the cluster is settling the last membership change; the joiner retries", "name", req.Name, "err", err)
-		w.Header().Set("Retry-After", "1")
-		writeStatus(w, http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable, "the cluster is settling a membership change; retry in a moment")
 		return
 	}
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 	"sync"
 	"testing"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -142,9 +140,6 @@ func TestHandler(t *testing.T) {
 			wantCode: http.StatusServiceUnavailable, wantReason: metav1.StatusReasonServiceUnavailable, wantMessage: "retry", wantCalls: 1, wantRetryAfter: "1"},
 		{name: "busy wrapped", method: http.MethodPost, path: PathJoin, auth: bearer, body: good, memberErrs: []error{errors.Join(errors.New("learner not caught up"), ErrBusy)},
 			wantCode: http.StatusServiceUnavailable, wantReason: metav1.StatusReasonServiceUnavailable, wantCalls: 1, wantRetryAfter: "1"},
-		{name: "cluster settling a change", method: http.MethodPost, path: PathJoin, auth: bearer, body: good,
-			memberErrs: []error{fmt.Errorf("adding node-b as a learner: %w", rpctypes.ErrUnhealthy)},
-			wantCode:   http.StatusServiceUnavailable, wantReason: metav1.StatusReasonServiceUnavailable, wantMessage: "settling", wantCalls: 1, wantRetryAfter: "1"},
 		{name: "member error", method: http.MethodPost, path: PathJoin, auth: bearer, body: good, memberErrs: []error{errors.New("etcdserver: too many learner members")},
 			wantCode: http.StatusServiceUnavailable, wantReason: metav1.StatusReasonServiceUnavailable, wantMessage: "etcdserver: too many learner members", wantCalls: 1},
 		{name: "token unreadable", method: http.MethodPost, path: PathJoin, auth: bearer, body: good, tokenErr: errors.New("disk on fire"),
