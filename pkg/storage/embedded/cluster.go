@@ -17,6 +17,7 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/types"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/membership"
+	etcdserverrors "go.etcd.io/etcd/server/v3/etcdserver/errors"
 )
 
 // ClusterConfig makes the embedded etcd a member of a cluster of apictl servers: it listens for its
@@ -203,7 +204,9 @@ func (s *Server) AddLearner(ctx context.Context, memberName, peerURL string) (in
 	now := time.Now()
 	learner := membership.NewMemberAsLearner(memberName, urls, hex.EncodeToString(salt), &now)
 	members, err := s.etcd.Server.AddMember(ctx, *learner)
-	if errors.Is(err, membership.ErrTooManyLearners) {
+	// etcd also refuses a member change for a few seconds after the last one (its strict reconfig
+	// check answers "unhealthy cluster"): a moment of every join after the first, retried the same way.
+	if errors.Is(err, membership.ErrTooManyLearners) || errors.Is(err, etcdserverrors.ErrUnhealthy) {
 		return "", ErrJoinBusy
 	}
 	if err != nil {
