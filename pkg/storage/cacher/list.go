@@ -143,10 +143,27 @@ func (c *Cacher) continueList(ctx context.Context, prefix string, tok storage.Co
 		_ = c.waitCache(ctx, tok.Revision)
 		cancel()
 	}
+	if c.compactedPast(tok.Revision) {
+		// etcd no longer has the token's revision: the store says so, with a token that goes on.
+		return c.listFromStore(ctx, prefix, start, tok, opts)
+	}
 	if v, ok := c.viewAt(prefix, start, tok.Revision); ok {
 		return c.listAt(v, prefix, start, opts)
 	}
 	return c.listFromStore(ctx, prefix, start, tok, opts)
+}
+
+// compactor is a store that knows the revision etcd was last compacted to (etcd3.Store).
+type compactor interface {
+	CompactedRevision() int64
+}
+
+// compactedPast reports whether etcd has been compacted past revision: kube's watch cache drops its
+// snapshots older than a compaction, so a continue token from before one expires even while the
+// cache's window still holds its revision.
+func (c *Cacher) compactedPast(revision int64) bool {
+	cs, ok := c.store.(compactor)
+	return ok && revision < cs.CompactedRevision()
 }
 
 // listFromStore answers a continued list the window cannot: the store reads at the token's revision,

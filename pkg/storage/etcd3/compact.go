@@ -58,6 +58,10 @@ func (s *Store) compactOnce(ctx context.Context, version, revision int64) (int64
 		var seen int64
 		if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
 			seen = kvs[0].Version
+			// Another server won the round: its key holds the revision it compacted to.
+			if rev, err := strconv.ParseInt(string(kvs[0].Value), 10, 64); err == nil {
+				s.noteCompacted(rev)
+			}
 		}
 		return seen, current, nil
 	}
@@ -67,6 +71,23 @@ func (s *Store) compactOnce(ctx context.Context, version, revision int64) (int64
 	if _, err := s.kv.Compact(ctx, revision); err != nil && !isCompacted(err) {
 		return version + 1, current, s.interpret("compact", compactRevKey, err)
 	}
+	s.noteCompacted(revision)
 	s.logger.Debug("etcd compacted", "revision", revision, "endpoints", s.endpoints)
 	return version + 1, current, nil
 }
+
+// noteCompacted records that etcd holds nothing before revision.
+func (s *Store) noteCompacted(revision int64) {
+	for {
+		old := s.compacted.Load()
+		if revision <= old || s.compacted.CompareAndSwap(old, revision) {
+			return
+		}
+	}
+}
+
+// CompactedRevision is the revision etcd was last compacted to, as far as the compactors of this
+// server have seen (their own rounds, and the other servers' they lose): 0 before any. The watch cache
+// asks it so that a continue token from before a compaction expires as kube's does, rather than
+// being answered from memory for as long as the cache's window holds its revision.
+func (s *Store) CompactedRevision() int64 { return s.compacted.Load() }

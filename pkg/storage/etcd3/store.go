@@ -94,11 +94,13 @@ type Store struct {
 	tlsConfig          *tls.Config
 	healthcheckTimeout time.Duration
 	compactionInterval time.Duration
-	watchBufferSize    int
-	slowWatchGrace     time.Duration
-	writeGate          func() error
-	quorumGate         func(context.Context) error
-	logger             *slog.Logger
+	// compacted is the revision etcd was last seen compacted to (CompactedRevision).
+	compacted       atomic.Int64
+	watchBufferSize int
+	slowWatchGrace  time.Duration
+	writeGate       func() error
+	quorumGate      func(context.Context) error
+	logger          *slog.Logger
 	// transformers encrypts values at rest; nil stores them as they are.
 	transformers Transformers
 	// localRange reads from the etcd member in this process; nil when etcd is elsewhere.
