@@ -134,6 +134,15 @@ func encodeContinue(prefix, start string, rev int64) string {
 func (c *Cacher) continueList(ctx context.Context, prefix string, tok storage.ContinueToken, opts storage.ListOptions) (*storage.ListResult, error) {
 	start := prefix + tok.Start
 	if tok.Revision == storage.ContinueLatest {
+		// An inconsistent continue (what an Expired answer hands out) reads the latest, as the store
+		// does: at etcd's current revision, not at the cache's last change of this resource.
+		fresh, err := c.consistent(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !fresh {
+			return c.store.List(ctx, prefix, opts)
+		}
 		return c.listAt(c.view(), prefix, start, opts)
 	}
 	if c.revision() < tok.Revision {

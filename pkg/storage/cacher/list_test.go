@@ -491,4 +491,14 @@ func TestListContinueAfterCompaction(t *testing.T) {
 	if got, _ := pages(t, c, "configmaps/", storage.ListOptions{Continue: se.Continue, Limit: 2}); fmt.Sprint(got) != "[[configmaps/ns/c configmaps/ns/d] [configmaps/ns/e]]" {
 		t.Errorf("the rest from the Expired token: %v", got)
 	}
+	// The token goes on at etcd's latest revision, which a change elsewhere has moved past this
+	// resource's last change.
+	elsewhere := create(t, s, "secrets/ns/x", object("ns", "x", "x"))
+	res, err := c.List(context.Background(), "configmaps/", storage.ListOptions{Continue: se.Continue, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Revision < elsewhere.ModRevision {
+		t.Errorf("the page from the Expired token is at revision %d, want etcd's latest, %d", res.Revision, elsewhere.ModRevision)
+	}
 }
