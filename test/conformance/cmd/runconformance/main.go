@@ -35,6 +35,7 @@ func main() {
 	out := flag.String("out", "", "the folder for results.json and logs/")
 	workers := flag.Int("workers", 2, "tests run at once")
 	timeout := flag.Duration("timeout", 7*time.Minute, "the limit of one test")
+	known := flag.String("known-failures", "", "a list of tests expected to fail for now (APIs not served yet): their failures are reported but do not fail the run")
 	flag.Parse()
 	var problems []string
 	for name, v := range map[string]string{"-binary": *binary, "-kubeconfig": *kubeconfig, "-out": *out} {
@@ -61,15 +62,34 @@ func main() {
 		fmt.Fprintf(os.Stderr, "error: writing results: %v\n", err)
 		os.Exit(2)
 	}
-	passed := 0
-	for _, r := range results {
-		if r.Result == "passed" {
+	expected := map[string]bool{}
+	if *known != "" {
+		names, err := readList(*known)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "error: reading the known failures: %v\n", err)
+			os.Exit(2)
+		}
+		for _, n := range names {
+			expected[n] = true
+		}
+	}
+	passed, unexpected := 0, 0
+	for name, r := range results {
+		switch {
+		case r.Result == "passed":
 			passed++
+			if expected[name] {
+				fmt.Printf("now passes, remove it from the known failures: %s\n", name)
+			}
+		case !expected[name]:
+			unexpected++
+			fmt.Printf("UNEXPECTED %s: %s  %s\n", r.Result, name, r.Reason)
 		}
 	}
 	// The plain closing line CI readers look for.
 	fmt.Printf("%d passed, %d failed\n", passed, len(results)-passed)
-	if passed != len(results) {
+	if unexpected > 0 {
+		fmt.Printf("%d tests failed that are not known failures\n", unexpected)
 		os.Exit(1)
 	}
 }
