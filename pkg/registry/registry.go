@@ -73,21 +73,13 @@ type Strategy struct {
 	nameFn    apivalidation.ValidateNameFunc
 	// rules is the kind's own part: nil for kinds with no rules beyond metadata.
 	rules kindRules
-	// kind is the descriptor of a kind that has a package of its own; nil for the others.
-	kind *kinds.Kind
+	// store are the generic store's settings for the kind, settled once: handlers ask on every request.
+	store kinds.StoreRules
 }
-
-// Kind returns the descriptor of a kind that has a package of its own (pkg/kinds).
-func (s *Strategy) Kind() (*kinds.Kind, bool) { return s.kind, s.kind != nil }
 
 // StoreRules are the generic store's settings for the kind: its descriptor's, or for a kind without
 // a package of its own yet, kube's settings for it (legacyStoreRules).
-func (s *Strategy) StoreRules() kinds.StoreRules {
-	if s.kind != nil {
-		return s.kind.Store
-	}
-	return legacyStoreRules(s.GVR.GroupResource(), s.Custom())
-}
+func (s *Strategy) StoreRules() kinds.StoreRules { return s.store }
 
 // kindRules are what a kind adds to the generic metadata rules.
 type kindRules interface {
@@ -118,10 +110,11 @@ func newStrategy(gvr schema.GroupVersionResource, res *routes.Resource) (*Strate
 	if res.Custom || res.GoType == nil {
 		s.goType = nil
 		s.rules = customRules{hasStatus: s.hasStatus}
+		s.store = legacyStoreRules(gvr.GroupResource(), true)
 		return s, nil
 	}
 	if k, ok := kindsbuiltin.Lookup(s.GVK.GroupKind()); ok && k.Version == s.GVK.Version {
-		s.kind = k
+		s.store = k.Store
 		s.rules = newDescribedRules(k)
 		if k.NameRule != nil {
 			s.nameFn = k.NameRule
@@ -136,6 +129,7 @@ func newStrategy(gvr schema.GroupVersionResource, res *routes.Resource) (*Strate
 		return nil, fmt.Errorf("no rules for the built-in kind %s", s.GVK)
 	}
 	s.rules = rules
+	s.store = legacyStoreRules(gvr.GroupResource(), false)
 	if res.StoredAs != nil {
 		if s.Stored, err = storedForm(s.GVK, *res.StoredAs); err != nil {
 			return nil, err
