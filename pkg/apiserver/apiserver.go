@@ -205,6 +205,9 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if err := addAPIServiceHooks(s, cfg, o, cl, &bg, &ctrls); err != nil {
 		return nil, err
 	}
+	if err := addKindControllers(cfg, cl, &ctrls); err != nil {
+		return nil, err
+	}
 	if err := addGarbageCollector(s, cfg, cl, caches, &ctrls); err != nil {
 		return nil, err
 	}

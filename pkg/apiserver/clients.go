@@ -16,6 +16,7 @@ import (
 	aggregatorinformers "k8s.io/kube-aggregator/pkg/client/informers/externalversions"
 
 	"github.com/apictl/apictl/pkg/controllers/synced"
+	"github.com/apictl/apictl/pkg/kinds"
 	"github.com/apictl/apictl/pkg/resolver"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve"
@@ -136,4 +137,10 @@ func (c *clients) apiServices() (aggregatorclient.Interface, aggregatorinformers
 		c.aggregator, c.apiServiceSet = client, aggregatorinformers.NewSharedInformerFactory(client, 0)
 	}
 	return c.aggregator, c.apiServiceSet, nil
+}
+
+// kindsControllerContext is what a kind's controller is built from (kinds.ControllerContext).
+func kindsControllerContext(cfg *serve.Config, cl *clients, name string) kinds.ControllerContext {
+	return kinds.ControllerContext{Client: cl.kube, Dynamic: cl.dynamic, Informers: cl.informers,
+		Logger: cfg.Logger.With("controller", name)}
 }

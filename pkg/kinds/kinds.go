@@ -6,12 +6,17 @@
 package kinds
 
 import (
+	"context"
+	"log/slog"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/apictl/apictl/pkg/routes/model"
 )
@@ -31,6 +36,9 @@ type Kind struct {
 	Table *Table
 	// Store is how kube's generic store treats the kind where kinds differ.
 	Store StoreRules
+	// Controllers are the cluster-wide controllers that keep the kind's objects, as
+	// kube-controller-manager runs them.
+	Controllers []Controller
 	// Upstream names the k8s.io/kubernetes files that the kind's ported parts follow.
 	Upstream []Upstream
 }
@@ -112,4 +120,37 @@ type Upstream struct {
 	Version string
 	// Parts names what was ported: ValidateConfigMap.
 	Parts string
+}
+
+// StatusStrategy is a Strategy of a kind with a status subresource: what a write to status keeps and
+// what it must hold, as kube's status strategies have it. A kind whose Resource lists a "status"
+// subresource must implement it.
+type StatusStrategy interface {
+	// PrepareForStatusUpdate returns the object to store: old with obj's status (kube's status
+	// strategies keep everything else, metadata's labels and annotations included, as stored).
+	PrepareForStatusUpdate(obj, old runtime.Object) runtime.Object
+	// ValidateStatusUpdate is the kind's Validate<Kind>StatusUpdate; the generic metadata checks
+	// run before it.
+	ValidateStatusUpdate(obj, old runtime.Object) field.ErrorList
+}
+
+// Controller is a cluster-wide controller that belongs to a kind, as kube-controller-manager runs
+// it: once per cluster, on the replica that holds the controllers' Lease.
+type Controller struct {
+	// Name is kube-controller-manager's name for it, which --controllers selects (flags.ControllerNames
+	// must list it).
+	Name string
+	// New builds the controller while the server is built: it asks Informers for the informers it
+	// needs there, so that the server starts them with the others. The run it returns blocks until
+	// ctx ends; it is called again, with a fresh ctx, each time this replica wins the Lease back, so
+	// it keeps its queues and state inside itself.
+	New func(c ControllerContext) (run func(ctx context.Context), err error)
+}
+
+// ControllerContext is what a kind's controller is built from: clients of the server itself.
+type ControllerContext struct {
+	Client    kubernetes.Interface
+	Dynamic   dynamic.Interface
+	Informers informers.SharedInformerFactory
+	Logger    *slog.Logger
 }

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -10,14 +12,29 @@ import (
 // describedRules are the rules of a kind described in a package of its own (pkg/kinds).
 type describedRules struct{ s kinds.Strategy }
 
-func newDescribedRules(k *kinds.Kind) kindRules {
+// newDescribedRules adapts a kind's strategy to the registry's rules. A kind with a status
+// subresource must say what a status write keeps (kinds.StatusStrategy): there is no safe default.
+func newDescribedRules(k *kinds.Kind, hasStatus bool) (kindRules, error) {
 	if k.Strategy == nil {
-		return noRules{}
+		if hasStatus {
+			return nil, fmt.Errorf("kind %s has a status subresource but no strategy: describe its status writes (kinds.StatusStrategy)", k.Resource.Kind)
+		}
+		return noRules{}, nil
 	}
-	if _, ok := k.Strategy.(kinds.Defaulter); ok {
-		return describedDefaulter{describedRules{k.Strategy}}
+	r := describedRules{k.Strategy}
+	_, defaults := k.Strategy.(kinds.Defaulter)
+	st, status := k.Strategy.(kinds.StatusStrategy)
+	switch {
+	case hasStatus && !status:
+		return nil, fmt.Errorf("kind %s has a status subresource but its strategy is no kinds.StatusStrategy", k.Resource.Kind)
+	case status && defaults:
+		return describedStatusDefaulter{describedDefaulter{r}, statusPart{st}}, nil
+	case status:
+		return describedStatus{r, statusPart{st}}, nil
+	case defaults:
+		return describedDefaulter{r}, nil
 	}
-	return describedRules{k.Strategy}
+	return r, nil
 }
 
 func (r describedRules) prepareCreate(obj runtime.Object)            { r.s.PrepareForCreate(obj) }
@@ -31,3 +48,23 @@ func (r describedRules) validateUpdate(obj, old runtime.Object) field.ErrorList 
 type describedDefaulter struct{ describedRules }
 
 func (r describedDefaulter) setDefaults(obj runtime.Object) { r.s.(kinds.Defaulter).Default(obj) }
+
+// statusPart is a described kind's status subresource (statusRules, statusValidator).
+type statusPart struct{ st kinds.StatusStrategy }
+
+func (p statusPart) statusUpdate(obj, old runtime.Object) runtime.Object {
+	return p.st.PrepareForStatusUpdate(obj, old)
+}
+func (p statusPart) validateStatusUpdate(obj, old runtime.Object) field.ErrorList {
+	return p.st.ValidateStatusUpdate(obj, old)
+}
+
+type describedStatus struct {
+	describedRules
+	statusPart
+}
+
+type describedStatusDefaulter struct {
+	describedDefaulter
+	statusPart
+}

@@ -98,8 +98,8 @@ type defaulter interface {
 	setDefaults(obj runtime.Object)
 }
 
-func newStrategy(gvr schema.GroupVersionResource, res *routes.Resource) (*Strategy, error) {
-	s := &Strategy{
+func newStrategy(gvr schema.GroupVersionResource, res *routes.Resource) (s *Strategy, err error) {
+	s = &Strategy{
 		Resource:  res,
 		GVR:       gvr,
 		GVK:       gvr.GroupVersion().WithKind(res.Kind),
@@ -115,7 +115,9 @@ func newStrategy(gvr schema.GroupVersionResource, res *routes.Resource) (*Strate
 	}
 	if k, ok := kindsbuiltin.Lookup(s.GVK.GroupKind()); ok && k.Version == s.GVK.Version {
 		s.store = k.Store
-		s.rules = newDescribedRules(k)
+		if s.rules, err = newDescribedRules(k, s.hasStatus); err != nil {
+			return nil, err
+		}
 		if k.NameRule != nil {
 			s.nameFn = k.NameRule
 		}

@@ -3,6 +3,7 @@ package routes
 import (
 	"fmt"
 	"reflect"
+	"slices"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -18,13 +19,17 @@ import (
 
 // Built-in group names.
 const (
-	GroupCore           = ""
-	GroupAuthentication = "authentication.k8s.io"
-	GroupAuthorization  = "authorization.k8s.io"
-	GroupCoordination   = "coordination.k8s.io"
-	GroupRBAC           = "rbac.authorization.k8s.io"
-	GroupAPIExtensions  = "apiextensions.k8s.io"
-	GroupDiscovery      = "discovery.k8s.io"
+	GroupCore             = ""
+	GroupAuthentication   = "authentication.k8s.io"
+	GroupAuthorization    = "authorization.k8s.io"
+	GroupCoordination     = "coordination.k8s.io"
+	GroupRBAC             = "rbac.authorization.k8s.io"
+	GroupAPIExtensions    = "apiextensions.k8s.io"
+	GroupDiscovery        = "discovery.k8s.io"
+	GroupCertificates     = "certificates.k8s.io"
+	GroupNetworking       = "networking.k8s.io"
+	GroupFlowControl      = "flowcontrol.apiserver.k8s.io"
+	GroupStorageMigration = "storagemigration.k8s.io"
 )
 
 // Builtin returns the API apictl serves without any --api-config: a small generic control plane.
@@ -45,12 +50,18 @@ func Builtin() *API {
 		{Name: GroupEvents, Versions: []Version{{Name: "v1", Resources: eventsV1()}}},
 		{Name: GroupAuthentication, Versions: []Version{{Name: "v1", Resources: authenticationV1()}}},
 		{Name: GroupAuthorization, Versions: []Version{{Name: "v1", Resources: authorizationV1()}}},
+		// Groups whose kinds all have packages of their own (pkg/kinds) start empty here; withKinds
+		// fills them and drops what stays empty.
+		{Name: GroupCertificates, Versions: []Version{{Name: "v1"}}},
+		{Name: GroupNetworking, Versions: []Version{{Name: "v1"}}},
 		{Name: GroupRBAC, Versions: []Version{{Name: "v1", Resources: rbacV1()}}},
 		// admissionregistration.k8s.io shares 16700 with apiextensions.k8s.io and sorts first by name.
 		{Name: GroupAdmissionRegistration, Versions: []Version{{Name: "v1", Resources: admissionregistrationV1()}}},
 		{Name: GroupAPIExtensions, Versions: []Version{{Name: "v1", Resources: apiextensionsV1()}}},
 		{Name: GroupCoordination, Versions: []Version{{Name: "v1", Resources: coordinationV1()}}},
 		{Name: GroupDiscovery, Versions: []Version{{Name: "v1", Resources: discoveryV1()}}},
+		{Name: GroupFlowControl, Versions: []Version{{Name: "v1"}}},
+		{Name: GroupStorageMigration, Versions: []Version{{Name: "v1"}}},
 	}, kindsbuiltin.Kinds()))
 }
 
@@ -65,7 +76,19 @@ func withKinds(groups []Group, described []kinds.Kind) []Group {
 		}
 		v.Resources = append(v.Resources, k.Resource)
 	}
-	return groups
+	return withoutEmpty(groups)
+}
+
+// withoutEmpty drops the versions that serve no resource, and the groups left with no version.
+func withoutEmpty(groups []Group) []Group {
+	out := groups[:0]
+	for _, g := range groups {
+		g.Versions = slices.DeleteFunc(g.Versions, func(v Version) bool { return len(v.Resources) == 0 })
+		if len(g.Versions) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 func findVersion(groups []Group, group, version string) *Version {
