@@ -1,6 +1,8 @@
 package tables
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -53,18 +55,62 @@ func (b *Builder) Add(obj runtime.Object) error {
 	if b.done {
 		return errors.New("adding a row to a finished table")
 	}
+	row, err := b.row(obj)
+	if err != nil {
+		return err
+	}
+	b.table.Rows = append(b.table.Rows, row)
+	return nil
+}
+
+// row is obj's row.
+func (b *Builder) row(obj runtime.Object) (metav1.TableRow, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return fmt.Errorf("converting a %T to a row of %s: %w", obj, b.c.resource, err)
+		return metav1.TableRow{}, fmt.Errorf("converting a %T to a row of %s: %w", obj, b.c.resource, err)
 	}
 	cells, err := b.cells(obj, m, b.now.Time)
 	if err != nil {
-		return fmt.Errorf("converting %s %q to a table row: %w", b.c.resource, m.GetName(), err)
+		return metav1.TableRow{}, fmt.Errorf("converting %s %q to a table row: %w", b.c.resource, m.GetName(), err)
 	}
 	row := metav1.TableRow{Cells: cells}
 	row.Object.Object = b.rowObject(obj, m)
-	b.table.Rows = append(b.table.Rows, row)
-	return nil
+	return row, nil
+}
+
+// ListFrame and AppendRow write a list's table a row at a time, for a LIST that streams: the JSON of
+// the whole table is head, then the rows' array, then tail, as json.Marshal of Finish's table would
+// write it. emptyRows is the array of a table with no row.
+func (b *Builder) ListFrame(list metav1.ListMeta) (head, tail []byte, emptyRows string, err error) {
+	t := *b.table
+	t.ListMeta = list
+	t.Rows = []metav1.TableRow{}
+	whole, err := json.Marshal(&t)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("encoding the table of %s: %w", b.c.resource, err)
+	}
+	const rows = `,"rows":[]}`
+	if !bytes.HasSuffix(whole, []byte(rows)) {
+		return nil, nil, "", fmt.Errorf("encoding the table of %s: its rows are not last in %s", b.c.resource, whole)
+	}
+	emptyRows = "[]"
+	if b.c.nullEmpty {
+		emptyRows = "null"
+	}
+	return whole[:len(whole)-len(rows)+len(`,"rows":`)], []byte("}"), emptyRows, nil
+}
+
+// AppendRow appends the JSON of obj's row to dst.
+func (b *Builder) AppendRow(dst []byte, obj runtime.Object) ([]byte, error) {
+	row, err := b.row(obj)
+	if err != nil {
+		return dst, err
+	}
+	enc, err := json.Marshal(&row)
+	if err != nil {
+		return dst, fmt.Errorf("encoding a table row of %s: %w", b.c.resource, err)
+	}
+	return append(dst, enc...), nil
 }
 
 // Finish returns the table with list's resourceVersion, continue and remainingItemCount. The

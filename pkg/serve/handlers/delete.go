@@ -525,7 +525,7 @@ func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p route
 	buf := getBuffer()
 	defer putBuffer(buf)
 	if out.partial != "" {
-		err = s.writePartialList(buf, out, res)
+		err = s.writePartialList(buf, out, res, nil)
 	} else {
 		err = s.writeList(buf, res, nil)
 	}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -29,7 +30,7 @@ func (s *scope) get(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	case out.partial != "":
 		body, err = s.partialBody(out, kv)
 	case out.format == formatTable:
-		body, err = s.tableOf(r, out, []storage.KeyValue{kv}, nil)
+		body, err = s.tableOf(r, out, kv)
 	default:
 		if writeStoredJSON(w, r, out.format, kv) {
 			return
@@ -85,12 +86,17 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		writeError(w, r, err)
 		return
 	}
-	// Compact JSON, what clients ask for, streams; the other encodings transform the whole body.
-	var stream *listStream
-	if out.partial == "" && out.format == formatJSON && !status.Pretty(r) {
-		stream = &listStream{w: w, ctx: r.Context(), seats: s.api.listSeats}
-		defer stream.leave()
+	// Every representation streams (listencode.go): the list is written and sent in chunks, a chunk
+	// at a time in memory, whatever its size.
+	stream := &listStream{w: w, ctx: r.Context(), seats: s.api.listSeats, contentType: mediaJSON}
+	switch {
+	case out.format == formatYAML:
+		stream.contentType = mediaYAML
+	case status.Pretty(r):
+		stream.indent = &jsonIndenter{}
 	}
+	stream.converts = out.format != formatJSON || out.partial != ""
+	defer stream.done()
 	res, err := s.store.List(r.Context(), s.prefix(p.Namespace), storage.ListOptions{
 		ResourceVersion:      opts.resourceVersion,
 		ResourceVersionMatch: opts.resourceVersionMatch,
@@ -98,7 +104,7 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		Continue:             opts.continueToken,
 		Filter:               s.filter(opts.labels, opts.fields),
 		// Items one at a time only where nothing but the list writer reads them.
-		Stream: stream != nil && s.conv == nil && s.stored == nil,
+		Stream: s.conv == nil && s.stored == nil,
 	})
 	if err == nil {
 		res, err = s.readableList(res) // at the route's version: a no-op but for CRDs with several versions
@@ -107,72 +113,114 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		writeError(w, r, apiError(err, s.gr, ""))
 		return
 	}
-	if out.format == formatTable {
-		body, err := s.tableOf(r, out, res.Items, res)
-		if err != nil {
-			writeError(w, r, apiError(err, s.gr, ""))
-			return
-		}
-		writeJSON(w, r, http.StatusOK, out.format, body)
-		return
-	}
 	buf := getBuffer()
 	defer putBuffer(buf)
-	if out.partial != "" {
-		err = s.writePartialList(buf, out, res)
-	} else {
-		err = s.writeList(buf, res, stream.flusher()) // the fast path: stored bytes spliced, nothing decoded
-	}
+	err = s.encodeListAs(buf, r, out, res, stream.flush)
 	switch {
-	case err != nil && stream != nil && stream.started:
+	case err != nil && stream.started:
 		// The status is sent: a Status can no longer replace the body, so the connection is cut and
 		// the client sees a truncated list, as with kube.
 		s.api.cfg.Logger.Warn("LIST stopped after its first bytes: the connection is closed", "path", r.URL.Path, "err", err)
 		panic(http.ErrAbortHandler)
 	case err != nil:
 		writeError(w, r, apiError(err, s.gr, ""))
-	case stream != nil && stream.started:
+	case stream.started:
 		stream.finish(buf)
+	case out.format == formatYAML:
+		writeBody(w, http.StatusOK, mediaYAML, false, buf.Bytes())
 	default:
-		writeJSON(w, r, http.StatusOK, out.format, buf.Bytes())
+		writeJSON(w, r, http.StatusOK, formatJSON, buf.Bytes())
 	}
 }
 
-// tableOf renders stored objects as a meta.k8s.io Table: of one object for a GET (list nil), of a
-// page for a LIST.
-func (s *scope) tableOf(r *http.Request, out output, items []storage.KeyValue, list *storage.ListResult) ([]byte, error) {
+// encodeListAs writes a page in the representation the client asked for (out), as JSON or YAML.
+func (s *scope) encodeListAs(buf *bytes.Buffer, r *http.Request, out output, res *storage.ListResult, flush func(*bytes.Buffer) error) error {
+	var enc listEncoder
+	switch {
+	case out.format == formatTable:
+		t, err := s.tableList(r, out, res)
+		if err != nil {
+			return err
+		}
+		enc = t
+	case out.partial != "":
+		p, err := s.partialList(out, res)
+		if err != nil {
+			return err
+		}
+		enc = p
+	default:
+		enc = objectList{s: s, res: res}
+	}
+	if out.format != formatYAML {
+		return encodeList(buf, enc, res, flush)
+	}
+	y, err := newYAMLList(enc)
+	if err != nil {
+		return err
+	}
+	return y.encode(buf, res, flush)
+}
+
+// tableList is the listEncoder of a page as a meta.k8s.io Table: each stored object decoded and made
+// a row as the list is written.
+func (s *scope) tableList(r *http.Request, out output, res *storage.ListResult) (*tableListEncoder, error) {
 	opts, err := tables.ParseOptions(r.URL.Query())
 	if err != nil {
 		return nil, err
 	}
 	opts.Version = out.tableVersion
-	if list == nil {
-		obj, err := s.decodeStored(items[0])
-		if err != nil {
-			return nil, err
-		}
-		t, err := s.table.Convert(obj, opts)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(t)
-	}
 	b, err := s.table.NewBuilder(opts)
 	if err != nil {
 		return nil, err
 	}
-	for _, kv := range items {
-		obj, err := s.decodeStored(kv)
-		if err != nil {
-			return nil, err
-		}
-		if err := b.Add(obj); err != nil {
-			return nil, err
-		}
+	t := &tableListEncoder{s: s, b: b}
+	t.before, t.after, t.empty, err = b.ListFrame(metav1.ListMeta{
+		ResourceVersion:    strconv.FormatInt(res.Revision, 10),
+		Continue:           res.Continue,
+		RemainingItemCount: res.RemainingItemCount,
+	})
+	return t, err
+}
+
+type tableListEncoder struct {
+	s             *scope
+	b             *tables.Builder
+	before, after []byte
+	empty         string
+	scratch       []byte
+}
+
+func (t *tableListEncoder) head(buf *bytes.Buffer) { buf.Write(t.before) }
+func (t *tableListEncoder) tail(buf *bytes.Buffer) { buf.Write(t.after) }
+func (t *tableListEncoder) emptyItems() string     { return t.empty }
+
+func (t *tableListEncoder) item(buf *bytes.Buffer, kv storage.KeyValue) error {
+	obj, err := t.s.decodeStored(kv)
+	if err != nil {
+		return err
 	}
-	return json.Marshal(b.Finish(metav1.ListMeta{
-		ResourceVersion:    strconv.FormatInt(list.Revision, 10),
-		Continue:           list.Continue,
-		RemainingItemCount: list.RemainingItemCount,
-	}))
+	if t.scratch, err = t.b.AppendRow(t.scratch[:0], obj); err != nil {
+		return err
+	}
+	buf.Write(t.scratch)
+	return nil
+}
+
+// tableOf renders a stored object as a meta.k8s.io Table, for a GET (a LIST's is tableList).
+func (s *scope) tableOf(r *http.Request, out output, kv storage.KeyValue) ([]byte, error) {
+	opts, err := tables.ParseOptions(r.URL.Query())
+	if err != nil {
+		return nil, err
+	}
+	opts.Version = out.tableVersion
+	obj, err := s.decodeStored(kv)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.table.Convert(obj, opts)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(t)
 }

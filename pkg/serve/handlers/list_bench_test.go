@@ -13,16 +13,17 @@ import (
 
 // BenchmarkListConfigMaps measures a LIST of 1,000 ConfigMaps through a whole server over HTTP: as
 // JSON (the fast path: stored bytes spliced, nothing decoded), as the same compressed with gzip (the
-// client reads the compressed bytes; SetBytes counts them), and as PartialObjectMetadataList (each
-// object's metadata decoded and encoded).
+// client reads the compressed bytes; SetBytes counts them), indented, as YAML and as a Table (each
+// object decoded and made a row), and as PartialObjectMetadataList (each object's metadata decoded
+// and encoded).
 func BenchmarkListConfigMaps(b *testing.B) {
 	const objects = 1000
 	srv := servertest.Start(b)
 	// Compression asked for explicitly or not at all: Go's transport would otherwise ask for gzip on
 	// every request and decompress in the client, timing both ends of it.
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8, DisableCompression: true}}
-	do := func(accept, encoding string) (int, int) {
-		req, err := http.NewRequest("GET", srv.InsecureURL+cmPath, nil)
+	do := func(query, accept, encoding string) (int, int) {
+		req, err := http.NewRequest("GET", srv.InsecureURL+cmPath+query, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -41,13 +42,16 @@ func BenchmarkListConfigMaps(b *testing.B) {
 		return resp.StatusCode, int(n)
 	}
 	createConfigMaps(b, srv.InsecureURL, objects)
-	for _, bc := range []struct{ name, accept, encoding string }{
-		{"json", "", ""},
-		{"json-gzip", "", "gzip"},
-		{"partial-metadata", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", ""},
+	for _, bc := range []struct{ name, query, accept, encoding string }{
+		{"json", "", "", ""},
+		{"json-gzip", "", "", "gzip"},
+		{"json-pretty", "?pretty=true", "", ""},
+		{"yaml", "", "application/yaml", ""},
+		{"table", "", "application/json;as=Table;g=meta.k8s.io;v=v1", ""},
+		{"partial-metadata", "", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", ""},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			code, size := do(bc.accept, bc.encoding)
+			code, size := do(bc.query, bc.accept, bc.encoding)
 			if code != 200 {
 				b.Skipf("LIST answered %d", code)
 			}
@@ -55,7 +59,7 @@ func BenchmarkListConfigMaps(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				do(bc.accept, bc.encoding)
+				do(bc.query, bc.accept, bc.encoding)
 			}
 		})
 	}

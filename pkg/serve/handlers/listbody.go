@@ -47,12 +47,21 @@ func putBuffer(buf *bytes.Buffer) {
 // their chunks. kube's priority and fairness gives a LIST several seats for the same reason. Lists of
 // a few MiB, the common ones, never take a seat: they keep every core (the LIST rows of the bench).
 type listStream struct {
-	w       http.ResponseWriter
-	ctx     context.Context
-	seats   chan struct{}
-	started bool
-	seated  bool
-	chunks  int
+	w     http.ResponseWriter
+	ctx   context.Context
+	seats chan struct{}
+	// contentType is the list's: JSON (of any representation) or YAML.
+	contentType string
+	// indent, when set, indents the JSON as it is sent (?pretty, curl's user agent); indented holds
+	// a chunk once indented.
+	indent   *jsonIndenter
+	indented *bytes.Buffer
+	// converts is set for a list whose items are converted (decoded, made rows or YAML): it costs
+	// several times a spliced list's CPU per chunk, so it takes a seat from its second chunk on.
+	converts bool
+	started  bool
+	seated   bool
+	chunks   int
 }
 
 // seatAfterChunks is how many chunks (4 MiB) a list sends before it needs a seat for the next.
@@ -66,16 +75,16 @@ func newListSeats() chan struct{} {
 // flush sends what buf holds and empties it, then waits for a seat to produce the next chunk in.
 func (ls *listStream) flush(buf *bytes.Buffer) error {
 	if !ls.started {
-		ls.w.Header().Set("Content-Type", mediaJSON)
+		ls.w.Header().Set("Content-Type", ls.contentType)
 		ls.w.WriteHeader(http.StatusOK)
 		ls.started = true
 	}
-	err := ls.send(buf.Bytes())
+	err := ls.send(ls.body(buf))
 	buf.Reset()
 	if err != nil {
 		return err
 	}
-	if ls.chunks++; ls.chunks < seatAfterChunks {
+	if ls.chunks++; ls.chunks < seatAfterChunks && !ls.converts {
 		return nil
 	}
 	select {
@@ -116,62 +125,48 @@ func (ls *listStream) send(p []byte) error {
 
 // leave gives up the seat ls holds, if any.
 func (ls *listStream) leave() {
-	if ls != nil && ls.seated {
+	if ls.seated {
 		<-ls.seats
 		ls.seated = false
 	}
 }
 
-// finish sends the rest of a started stream, with the newline that ends kube's compact JSON.
-func (ls *listStream) finish(buf *bytes.Buffer) {
-	buf.WriteByte('\n')
-	_ = ls.send(buf.Bytes())
-}
-
-// flusher is ls's flush, or nil for a list that is assembled whole.
-func (ls *listStream) flusher() func(*bytes.Buffer) error {
-	if ls == nil {
-		return nil
+// done gives up what ls holds once the list is answered: its seat and the buffer it indented in.
+func (ls *listStream) done() {
+	ls.leave()
+	if ls.indented != nil {
+		putBuffer(ls.indented)
+		ls.indented = nil
 	}
-	return ls.flush
 }
 
-// writeList encodes a page of stored objects as kube's encoders write a list, for LIST and for the
-// answer of a deletecollection. A built-in kind's list is a typed <Kind>List: kind, apiVersion,
-// ListMeta in its field order, and items without kind and apiVersion. A custom resource's list is
-// unstructured JSON: keys sorted, and metadata.continue present even when empty.
-//
-// This is the LIST fast path, kept by hand rather than through apimachinery's encoders: the stored
-// bytes are spliced into the buffer with their resourceVersion, nothing is decoded, and nothing is
-// allocated per item (BenchmarkListConfigMaps). With flush set, buf is handed to it whenever it holds
+// body is what is sent of buf: buf, or buf indented.
+func (ls *listStream) body(buf *bytes.Buffer) []byte {
+	if ls.indent == nil {
+		return buf.Bytes()
+	}
+	if ls.indented == nil {
+		ls.indented = getBuffer()
+	}
+	ls.indented.Reset()
+	ls.indent.write(ls.indented, buf.Bytes())
+	return ls.indented.Bytes()
+}
+
+// finish sends the rest of a started stream, with the newline that ends kube's compact JSON (its
+// indented JSON has none, and YAML ends with its own).
+func (ls *listStream) finish(buf *bytes.Buffer) {
+	if ls.contentType == mediaJSON && ls.indent == nil {
+		buf.WriteByte('\n')
+	}
+	_ = ls.send(ls.body(buf))
+}
+
+// writeList encodes a page of stored objects as kube's encoders write a list (objectList), for LIST
+// and for the answer of a deletecollection. With flush set, buf is handed to it whenever it holds
 // listChunkBytes, so that the list streams.
 func (s *scope) writeList(buf *bytes.Buffer, res *storage.ListResult, flush func(*bytes.Buffer) error) error {
-	if !s.res.Custom {
-		buf.WriteString(`{"kind":"`)
-		buf.WriteString(s.listKind)
-		buf.WriteString(`","apiVersion":"`)
-		buf.WriteString(s.gvr.GroupVersion().String())
-		buf.WriteString(`","metadata":`)
-		writeListMeta(buf, res, false)
-		buf.WriteString(`,"items":`)
-		if err := s.writeItems(buf, res, true, flush); err != nil {
-			return err
-		}
-		buf.WriteByte('}')
-		return nil
-	}
-	buf.WriteString(`{"apiVersion":"`)
-	buf.WriteString(s.gvr.GroupVersion().String())
-	buf.WriteString(`","items":`)
-	if err := s.writeItems(buf, res, false, flush); err != nil {
-		return err
-	}
-	buf.WriteString(`,"kind":"`)
-	buf.WriteString(s.listKind)
-	buf.WriteString(`","metadata":`)
-	writeListMeta(buf, res, true)
-	buf.WriteByte('}')
-	return nil
+	return encodeList(buf, objectList{s: s, res: res}, res, flush)
 }
 
 // writeListMeta writes a list's metadata: in ListMeta's field order, or, for unstructured lists,
@@ -202,54 +197,4 @@ func writeListMeta(buf *bytes.Buffer, res *storage.ListResult, unstructured bool
 		buf.Write(strconv.AppendInt(num[:0], *res.RemainingItemCount, 10))
 	}
 	buf.WriteByte('}')
-}
-
-// writeItems writes stored objects as a JSON array with their resourceVersions, without their kind
-// and apiVersion when bare is set (a built-in list's items, as kube's encoder writes them).
-func (s *scope) writeItems(buf *bytes.Buffer, res *storage.ListResult, bare bool, flush func(*bytes.Buffer) error) error {
-	buf.WriteByte('[')
-	if res.Stream != nil {
-		first := true
-		err := res.Stream(func(kv storage.KeyValue) error {
-			if !first {
-				buf.WriteByte(',')
-			}
-			first = false
-			return s.writeItem(buf, kv, bare, flush)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	for i, kv := range res.Items {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		if err := s.writeItem(buf, kv, bare, flush); err != nil {
-			return err
-		}
-	}
-	buf.WriteByte(']')
-	return nil
-}
-
-// writeItem writes one item of a list, and hands buf to flush once it holds a chunk.
-func (s *scope) writeItem(buf *bytes.Buffer, kv storage.KeyValue, bare bool, flush func(*bytes.Buffer) error) error {
-	buf.Grow(len(kv.Value) + 32)
-	// Spliced straight into the buffer's spare capacity: no copy of the object but the one into buf.
-	item, err := storage.AppendWithResourceVersion(buf.AvailableBuffer(), kv)
-	if err != nil {
-		return err
-	}
-	if bare && bytes.HasPrefix(item, s.itemTypeMeta) {
-		// Keep the object's '{' in place of the comma that ends its type meta; buf.Write then
-		// moves the rest down within the same memory.
-		item = item[len(s.itemTypeMeta)-1:]
-		item[0] = '{'
-	}
-	buf.Write(item)
-	if flush != nil && buf.Len() >= listChunkBytes {
-		return flush(buf)
-	}
-	return nil
 }

@@ -136,9 +136,9 @@ func TestListStreamHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	ls := &listStream{w: rec, ctx: context.Background(), seats: newListSeats()}
+	ls := &listStream{w: rec, ctx: context.Background(), seats: newListSeats(), contentType: mediaJSON}
 	var buf bytes.Buffer
-	if err := s.writeList(&buf, &res, ls.flusher()); err != nil {
+	if err := s.writeList(&buf, &res, ls.flush); err != nil {
 		t.Fatal(err)
 	}
 	if !ls.started {
@@ -151,14 +151,10 @@ func TestListStreamHTTP(t *testing.T) {
 	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != mediaJSON || rec.Header().Get("Content-Length") != "" {
 		t.Fatalf("status %d, headers %v", rec.Code, rec.Header())
 	}
-	failing := &listStream{w: failingWriter{httptest.NewRecorder()}, ctx: context.Background(), seats: newListSeats()}
+	failing := &listStream{w: failingWriter{httptest.NewRecorder()}, ctx: context.Background(), seats: newListSeats(), contentType: mediaJSON}
 	buf.Reset()
-	if err := s.writeList(&buf, &res, failing.flusher()); err == nil {
+	if err := s.writeList(&buf, &res, failing.flush); err == nil {
 		t.Fatal("a failed write did not stop the list")
-	}
-	var nilStream *listStream
-	if nilStream.flusher() != nil {
-		t.Fatal("a nil stream has a flusher")
 	}
 }
 
@@ -244,7 +240,7 @@ func TestListSeats(t *testing.T) {
 	s := listScope(false)
 	res := bigList(s, 20000, 400) // 8 MB: past the chunks a list sends without a seat
 	seats := make(chan struct{}, 1)
-	ls := &listStream{w: httptest.NewRecorder(), ctx: context.Background(), seats: seats}
+	ls := &listStream{w: httptest.NewRecorder(), ctx: context.Background(), seats: seats, contentType: mediaJSON}
 	var buf bytes.Buffer
 	flushes := 0
 	err := s.writeList(&buf, &res, func(b *bytes.Buffer) error {
@@ -268,9 +264,9 @@ func TestListSeats(t *testing.T) {
 	seats <- struct{}{} // every seat taken
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	waiting := &listStream{w: httptest.NewRecorder(), ctx: ctx, seats: seats}
+	waiting := &listStream{w: httptest.NewRecorder(), ctx: ctx, seats: seats, contentType: mediaJSON}
 	buf.Reset()
-	if err := s.writeList(&buf, &res, waiting.flusher()); !errors.Is(err, context.Canceled) {
+	if err := s.writeList(&buf, &res, waiting.flush); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a list whose request ended while it waited for a seat gave %v", err)
 	}
 	waiting.leave()

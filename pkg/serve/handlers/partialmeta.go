@@ -57,36 +57,51 @@ func (s *scope) partialBody(out output, kv storage.KeyValue) ([]byte, error) {
 
 // writePartialList encodes a page as PartialObjectMetadataList, or fails with kube's 406 when a single
 // object's representation was asked for. Like kube's, an empty list has "items":null.
-func (s *scope) writePartialList(buf *bytes.Buffer, out output, res *storage.ListResult) error {
-	if out.partial != partialObjectList {
-		return partialNotAcceptable(fmt.Sprintf("you requested %s, but the requested object is a list (%s)", partialObject, s.internalTypeName(true)))
+func (s *scope) writePartialList(buf *bytes.Buffer, out output, res *storage.ListResult, flush func(*bytes.Buffer) error) error {
+	enc, err := s.partialList(out, res)
+	if err != nil {
+		return err
 	}
-	apiVersion := metav1.GroupName + "/" + out.partialVersion
+	return encodeList(buf, enc, res, flush)
+}
+
+// partialList is the listEncoder of PartialObjectMetadataList, or kube's 406 when a single object's
+// representation was asked for.
+func (s *scope) partialList(out output, res *storage.ListResult) (*partialListEncoder, error) {
+	if out.partial != partialObjectList {
+		return nil, partialNotAcceptable(fmt.Sprintf("you requested %s, but the requested object is a list (%s)", partialObject, s.internalTypeName(true)))
+	}
+	return &partialListEncoder{s: s, res: res, version: out.partialVersion}, nil
+}
+
+type partialListEncoder struct {
+	s       *scope
+	res     *storage.ListResult
+	version string
+	scratch []byte
+}
+
+func (l *partialListEncoder) head(buf *bytes.Buffer) {
 	buf.WriteString(`{"kind":"`)
 	buf.WriteString(partialObjectList)
 	buf.WriteString(`","apiVersion":"`)
-	buf.WriteString(apiVersion)
+	buf.WriteString(metav1.GroupName + "/" + l.version)
 	buf.WriteString(`","metadata":`)
-	writeListMeta(buf, res, false)
-	if len(res.Items) == 0 {
-		buf.WriteString(`,"items":null}`)
-		return nil
+	writeListMeta(buf, l.res, false)
+	buf.WriteString(`,"items":`)
+}
+
+func (l *partialListEncoder) item(buf *bytes.Buffer, kv storage.KeyValue) error {
+	var err error
+	if l.scratch, err = l.s.appendPartial(l.scratch[:0], kv, l.version); err != nil {
+		return err
 	}
-	buf.WriteString(`,"items":[`)
-	var scratch []byte
-	for i, kv := range res.Items {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		var err error
-		if scratch, err = s.appendPartial(scratch[:0], kv, out.partialVersion); err != nil {
-			return err
-		}
-		buf.Write(scratch)
-	}
-	buf.WriteString("]}")
+	buf.Write(l.scratch)
 	return nil
 }
+
+func (*partialListEncoder) tail(buf *bytes.Buffer) { buf.WriteByte('}') }
+func (*partialListEncoder) emptyItems() string     { return "null" }
 
 // appendPartial appends a stored object's PartialObjectMetadata at version to dst. A built-in
 // object is stored as its Go type encodes it, so its metadata is already ObjectMeta's JSON: it is
