@@ -33,7 +33,9 @@ require (
 )
 
 require (
+	github.com/distribution/reference v0.6.0
 	github.com/go-jose/go-jose/v4 v4.1.9
+	github.com/klauspost/compress v1.20.1
 	github.com/robfig/cron/v3 v3.0.1
 	go.etcd.io/etcd/etcdutl/v3 v3.7.3
 	k8s.io/kube-aggregator v0.37.2
@@ -41,7 +43,6 @@ require (
 )
 
 require (
-	github.com/distribution/reference v0.6.0 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/moby/spdystream v0.5.1 // indirect
 	github.com/mxk/go-flowrate v0.0.0-20140419014527-cca7078d478f // indirect
@@ -135,7 +136,7 @@ require (
 	github.com/zmap/zcrypto v0.0.0-20230310154051-c8b263fd8300 // indirect
 	github.com/zmap/zlint/v3 v3.5.0 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
-	go.etcd.io/etcd/pkg/v3 v3.7.3 // indirect
+	go.etcd.io/etcd/pkg/v3 v3.7.3
 	go.etcd.io/raft/v3 v3.7.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.68.0 // indirect
