@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -346,4 +348,24 @@ func TestConversionWebhook(t *testing.T) {
 	}
 	// The storage version still writes.
 	expectObject(t, a.do("PATCH", gizmosV1+"/a", `{"spec":{"size":13}}`, "Content-Type: application/merge-patch+json"), "example.com/v1", map[string]int64{"size": 13})
+}
+
+// TestConversionInBatches lists more objects than a conversion batch holds (readableBatch) at the
+// version they are not stored at: every object comes back converted, in order, once.
+func TestConversionInBatches(t *testing.T) {
+	a := startWithCRD(t, gizmoCRD(&apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}))
+	const n = 1234
+	for i := range n {
+		a.do("POST", gizmosV1, gizmo("v1", fmt.Sprintf("g%04d", i), `{"size":`+strconv.Itoa(i)+`}`)).expect(t, 201)
+	}
+	_, items := a.list(gizmosV2)
+	if len(items) != n {
+		t.Fatalf("%d items, want %d", len(items), n)
+	}
+	for i := range n {
+		o, ok := items[fmt.Sprintf("g%04d", i)]
+		if !ok || o.APIVersion != "example.com/v2" || o.Spec["size"] != int64(i) {
+			t.Fatalf("item %d: %+v", i, o)
+		}
+	}
 }

@@ -197,6 +197,49 @@ func (s *scope) readableList(res *storage.ListResult) (*storage.ListResult, erro
 	return &out, nil
 }
 
+// readableBatch is how many objects a LIST converts at a time: one conversion (a webhook's request)
+// per batch, and no more than a batch of converted objects in memory, whatever the list's size.
+const readableBatch = 500
+
+// readableStream returns a page of a LIST whose objects are converted to the route's version in
+// batches as they are read (see readableItems); res itself is not changed. A conversion that fails
+// after the list's first bytes were sent cuts the connection, where kube, which converts the whole list
+// before it writes any of it, answers 500: the price of never holding a whole converted list.
+func (s *scope) readableStream(res *storage.ListResult) *storage.ListResult {
+	if s.conv == nil && s.stored == nil {
+		return res
+	}
+	out := *res
+	out.Items = nil
+	out.Stream = func(fn func(storage.KeyValue) error) error {
+		batch := make([]storage.KeyValue, 0, min(readableBatch, len(res.Items)+1))
+		emit := func() error {
+			items, err := s.readableItems(batch)
+			if err != nil {
+				return err
+			}
+			for _, kv := range items {
+				if err := fn(kv); err != nil {
+					return err
+				}
+			}
+			batch = batch[:0]
+			return nil
+		}
+		err := eachItem(res, func(kv storage.KeyValue) error {
+			if batch = append(batch, kv); len(batch) < readableBatch {
+				return nil
+			}
+			return emit()
+		})
+		if err != nil {
+			return err
+		}
+		return emit()
+	}
+	return &out
+}
+
 // converted writes the event of an object that must be converted first: its own line (or table row),
 // where other events share the watch cache's encoding.
 func (e *eventWriter) converted(ev *cacher.Event) error {

@@ -95,7 +95,7 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	case status.Pretty(r):
 		stream.indent = &jsonIndenter{}
 	}
-	stream.converts = out.format != formatJSON || out.partial != ""
+	stream.converts = out.format != formatJSON || out.partial != "" || s.conv != nil
 	defer stream.done()
 	res, err := s.store.List(r.Context(), s.prefix(p.Namespace), storage.ListOptions{
 		ResourceVersion:      opts.resourceVersion,
@@ -103,18 +103,16 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		Limit:                opts.limit,
 		Continue:             opts.continueToken,
 		Filter:               s.filter(opts.labels, opts.fields),
-		// Items one at a time only where nothing but the list writer reads them.
-		Stream: s.conv == nil && s.stored == nil,
+		Stream:               true,
 	})
-	if err == nil {
-		res, err = s.readableList(res) // at the route's version: a no-op but for CRDs with several versions
-	}
 	if err != nil {
 		writeError(w, r, apiError(err, s.gr, ""))
 		return
 	}
 	buf := getBuffer()
 	defer putBuffer(buf)
+	// At the route's version: a no-op but for CRDs with several versions and events.k8s.io's Events.
+	res = s.readableStream(res)
 	err = s.encodeListAs(buf, r, out, res, stream.flush)
 	switch {
 	case err != nil && stream.started:
