@@ -22,8 +22,10 @@
 // BENCH_SCALE_OBJECTS=N (at least 1000; 1 or 1m for 1,000,000) adds the scale measurement on a server
 // of its own: N custom objects of one CRD (BENCH_SCALE_KIND=configmaps: ConfigMaps) seeded in 100
 // namespaces, a restart, unpaged LISTs alone and 8 at once with
-// GETs meanwhile, a paged LIST and 10,000 watchers. BENCH_SCALE_OBJECTS=ci is CI's smaller version,
-// whose guards (memory under the concurrent LISTs, GET p99, first byte) BENCH_GUARD=1 judges.
+// GETs meanwhile, a paged LIST and 10,000 watchers. BENCH_SCALE_REPRESENTATIONS=pretty,yaml,table,
+// metadata (or all) measures the unpaged LISTs again in those representations besides compact JSON.
+// BENCH_SCALE_OBJECTS=ci is CI's smaller version, whose guards (memory under the concurrent LISTs,
+// GET p99, first byte) BENCH_GUARD=1 judges, for every representation measured.
 //
 // Besides the operations, a run measures start-up and memory, an overload of ten times
 // --max-requests-inflight, and `kubectl get` of the listed objects (when kubectl is on PATH; 1

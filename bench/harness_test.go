@@ -35,6 +35,7 @@ const (
 	envScale     = "BENCH_SCALE_OBJECTS"
 	envScaleDir  = "BENCH_SCALE_DATA"
 	envScaleKind = "BENCH_SCALE_KIND"
+	envScaleRepr = "BENCH_SCALE_REPRESENTATIONS"
 	envFeatures  = "BENCH_FEATURES"
 	envApictl    = "BENCH_APICTL"
 	envPeer      = "BENCH_PEER"
@@ -63,6 +64,9 @@ type settings struct {
 	scaleData string
 	// scaleKind is what the scale measurement seeds (BENCH_SCALE_KIND, one of bench.ScaleKinds).
 	scaleKind string
+	// scaleRepr are the representations its LISTs are measured in besides compact JSON
+	// (BENCH_SCALE_REPRESENTATIONS: some of bench.ScaleRepresentations, comma separated, or all).
+	scaleRepr string
 	// apictl is a prebuilt binary to measure instead of one built from this tree.
 	apictl string
 	// peer runs only the comparison with the upstream apiextensions-apiserver (BENCH_PEER).
@@ -83,6 +87,7 @@ func readSettings(short bool, getenv func(string) string) (settings, error) {
 		apictl:    getenv(envApictl),
 		scaleData: getenv(envScaleDir),
 		scaleKind: getenv(envScaleKind),
+		scaleRepr: getenv(envScaleRepr),
 		peer:      isTrue(getenv(envPeer)),
 	}
 	s.duration = bench.DefaultDuration
@@ -217,6 +222,9 @@ func TestHarness(t *testing.T) {
 		}
 		if s.scaleKind != "" {
 			only = append(only, "-scale-kind", s.scaleKind)
+		}
+		if s.scaleRepr != "" {
+			only = append(only, "-scale-representations", s.scaleRepr)
 		}
 	}
 	report := runHarness(ctx, t, runner, filepath.Join(dir, "report.json"), only)

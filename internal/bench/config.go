@@ -58,6 +58,9 @@ type Config struct {
 	// of its own; ScaleGuard makes Check judge its guards.
 	ScaleObjects int
 	ScaleKind    string
+	// ScaleRepresentations are the representations of the scale measurement's LISTs (some of
+	// ScaleRepresentations, or "all"): compact JSON always, first, and the others after it.
+	ScaleRepresentations []string
 	// Features also measures the operations on a replica with RBAC, audit, an admission policy and
 	// encryption at rest on (ViaFeatures, issue 17), against the same targets.
 	Features   bool
@@ -125,6 +128,9 @@ func (c Config) complete() (Config, error) {
 	}
 	if c.ScaleObjects > 0 && c.ScaleObjects < MinScaleObjects {
 		errs = append(errs, fmt.Errorf("scale objects %d: want 0 or at least %d", c.ScaleObjects, MinScaleObjects))
+	}
+	if _, err := validRepresentations(c.ScaleRepresentations); err != nil {
+		errs = append(errs, err)
 	}
 	if c.ScaleKind == "" {
 		c.ScaleKind = ScaleCustom

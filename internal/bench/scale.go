@@ -39,6 +39,9 @@ type Scale struct {
 	Gets  ScaleGets  `json:"getsDuringLists"`
 	Paged ScalePaged `json:"pagedList"`
 	Watch ScaleWatch `json:"watch"`
+	// Representations are the other representations of the LISTs measured
+	// (Config.ScaleRepresentations), each as Lists and Gets are for compact JSON.
+	Representations []ScaleRepr `json:"representations,omitempty"`
 }
 
 // ScaleSeed is how fast the objects went in.
@@ -264,6 +267,9 @@ func (sc *Scale) problems(guard bool) []error {
 		errs = append(errs, fmt.Errorf("scale: %d of %d watch events were not delivered within %s, the first: %s", w.Missed, w.Watchers*w.Events, scaleDeliveryTimeout, w.FirstError))
 	}
 	if !guard || !sc.Guarded {
+		for _, m := range sc.Representations {
+			errs = append(errs, sc.reprProblems(m, guard)...)
+		}
 		return errs
 	}
 	if grew := sc.Lists.Peak - sc.Idle.RSS; grew > ScaleGuardGrowth {
@@ -277,6 +283,9 @@ func (sc *Scale) problems(guard bool) []error {
 	if sc.List.FirstByte > ScaleGuardFirstByte {
 		errs = append(errs, fmt.Errorf("scale guard: first byte of an unpaged LIST of %d objects after %s, more than %s",
 			sc.Objects, formatLatency(sc.List.FirstByte), formatLatency(ScaleGuardFirstByte)))
+	}
+	for _, m := range sc.Representations {
+		errs = append(errs, sc.reprProblems(m, guard)...)
 	}
 	return errs
 }
@@ -342,6 +351,9 @@ func (sc *Scale) table() output.Table {
 			formatKiB(w.HeapPerWatcher), "-", "-"},
 		{fmt.Sprintf("%d creates under them: delivery p99, answer to event (p50 %s, max %s, %d of %d delivered)", w.Events, formatLatency(w.P50), formatLatency(w.Max), w.Delivered, w.Watchers*w.Events),
 			formatLatency(w.P99), "-", "-"},
+	}
+	for _, m := range sc.Representations {
+		rows = append(rows, sc.reprRows(m)...)
 	}
 	return output.Table{Title: title, Header: []string{"MEASURE", "VALUE", "TARGET", "VERDICT"}, Rows: rows}
 }

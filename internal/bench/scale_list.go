@@ -78,7 +78,8 @@ func measureScaleLists(ctx context.Context, cfg Config, s *server, r scaleResour
 		return err
 	}
 	defer h.client.CloseIdleConnections()
-	if sc.List, err = scaleLists(ctx, s, h, r, 1, sc.Objects, nil); err != nil {
+	compact := representationOf(ReprJSON)
+	if sc.List, err = scaleLists(ctx, s, h, r, compact, 1, sc.Objects, nil); err != nil {
 		return err
 	}
 	if err := sleep(ctx, ScaleIdleWait); err != nil {
@@ -91,56 +92,32 @@ func measureScaleLists(ctx context.Context, cfg Config, s *server, r scaleResour
 	cfg.Logger.Info("scale: unpaged LIST", "firstByte", sc.List.FirstByte, "took", sc.List.Took, "bytes", sc.List.Bytes,
 		"peak", formatBytes(sc.List.Peak), "after", formatBytes(sc.List.After.RSS))
 
-	// A failed GET of any round fails the run, whichever round is kept, and the memory judged is the
-	// highest reading of them all.
-	failed, firstError, peak := 0, "", int64(0)
-	for attempt := 1; ; attempt++ {
-		var gets ScaleGets
-		lists, err := scaleLists(ctx, s, h, r, ScaleListClients, sc.Objects, &gets)
-		if err != nil {
-			return err
-		}
-		if firstError == "" {
-			firstError = gets.FirstError
-		}
-		failed, peak = failed+gets.Failed, max(peak, lists.Peak)
-		if attempt == 1 || gets.P99 < sc.Gets.P99 {
-			sc.Lists, sc.Gets = lists, gets
-		}
-		sc.Gets.Attempts, sc.Gets.Failed, sc.Gets.FirstError, sc.Lists.Peak = attempt, failed, firstError, peak
-		if !sc.Guarded || sc.Gets.P99 <= ScaleGuardGetP99 || attempt == GuardAttempts {
-			break
-		}
-		cfg.Logger.Info("scale: GET p99 during the concurrent LISTs above the guard; measuring again", "p99", gets.P99,
-			"attempt", attempt+1, "of", GuardAttempts)
+	if sc.Lists, sc.Gets, err = concurrentLists(ctx, cfg, s, h, r, sc, compact); err != nil {
+		return err
 	}
 	cfg.Logger.Info("scale: concurrent unpaged LISTs", "clients", ScaleListClients, "firstByte", sc.Lists.FirstByte, "took", sc.Lists.Took,
 		"peak", formatBytes(sc.Lists.Peak), "getP99", sc.Gets.P99)
-	began := time.Now()
-	for {
-		if err := sleep(ctx, time.Second); err != nil {
-			return err
-		}
-		m, err := s.scaleMemory()
+	if sc.Lists.After, sc.Lists.AfterDelay, sc.Lists.Returned, err = waitReturned(ctx, s, sc); err != nil {
+		return err
+	}
+	cfg.Logger.Info("scale: after the concurrent LISTs", "after", sc.Lists.AfterDelay.Round(time.Second), "rss", formatBytes(sc.Lists.After.RSS))
+	reprs, err := validRepresentations(cfg.ScaleRepresentations)
+	if err != nil {
+		return err
+	}
+	for _, name := range reprs[1:] {
+		m, err := measureRepresentation(ctx, cfg, s, h, r, sc, representationOf(name))
 		if err != nil {
 			return err
 		}
-		since := time.Since(began)
-		if sc.Lists.Returned == nil && sc.returned(m) {
-			sc.Lists.Returned = &since
-		}
-		if since >= ScaleReturnWait || sc.Guarded && sc.Lists.Returned != nil {
-			sc.Lists.After, sc.Lists.AfterDelay = m, since
-			break
-		}
+		sc.Representations = append(sc.Representations, m)
 	}
-	cfg.Logger.Info("scale: after the concurrent LISTs", "after", sc.Lists.AfterDelay.Round(time.Second), "rss", formatBytes(sc.Lists.After.RSS))
 	return nil
 }
 
 // scaleLists runs clients unpaged LISTs at once while the server's RSS is sampled, and, when gets is
 // given, a client reading by name until they end.
-func scaleLists(ctx context.Context, s *server, h httpTarget, r scaleResource, clients, objects int, gets *ScaleGets) (ScaleList, error) {
+func scaleLists(ctx context.Context, s *server, h httpTarget, r scaleResource, repr representation, clients, objects int, gets *ScaleGets) (ScaleList, error) {
 	l := ScaleList{Clients: clients}
 	timings := make([]listTiming, clients)
 	var getLatencies []time.Duration
@@ -161,7 +138,9 @@ func scaleLists(ctx context.Context, s *server, h httpTarget, r scaleResource, c
 		errs := make([]error, clients)
 		var lists sync.WaitGroup
 		for i := range clients {
-			lists.Go(func() { timings[i], errs[i] = timeList(listCtx, h, r.all, r.needle()) })
+			lists.Go(func() {
+				timings[i], errs[i] = timeList(listCtx, h, r.all+repr.query, repr.accept, repr.needle(r.prefix))
+			})
 		}
 		lists.Wait()
 		stopGets()
@@ -196,7 +175,7 @@ type listTiming struct {
 }
 
 // timeList GETs path and reads the answer to its end, counting the seeded objects in it.
-func timeList(ctx context.Context, h httpTarget, path string, needle []byte) (listTiming, error) {
+func timeList(ctx context.Context, h httpTarget, path, accept string, needle []byte) (listTiming, error) {
 	var t listTiming
 	var firstByte time.Time
 	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { firstByte = time.Now() }}
@@ -204,7 +183,7 @@ func timeList(ctx context.Context, h httpTarget, path string, needle []byte) (li
 	if err != nil {
 		return t, err
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	began := time.Now()
 	resp, err := h.client.Do(req)
 	if err != nil {

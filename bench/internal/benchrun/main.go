@@ -50,6 +50,11 @@ func run(args []string) error {
 	fs.IntVar(&cfg.ScaleObjects, "scale-objects", 0, "also seed this many objects into a server of their own, restart it and measure it loaded (issue 22)")
 	fs.BoolVar(&cfg.Features, "features", false, "also measure the operations on a replica with RBAC, Metadata audit, a ValidatingAdmissionPolicy and encryption at rest on (issue 17)")
 	fs.StringVar(&cfg.ScaleKind, "scale-kind", bench.ScaleCustom, fmt.Sprintf("what the scale measurement seeds: one of %q", bench.ScaleKinds()))
+	fs.Func("scale-representations", fmt.Sprintf("also measure the scale measurement's LISTs in these representations, comma separated: some of %q, or all", bench.ScaleRepresentations()),
+		func(v string) error {
+			cfg.ScaleRepresentations = append(cfg.ScaleRepresentations, strings.Split(v, ",")...)
+			return nil
+		})
 	fs.BoolVar(&cfg.ScaleGuard, "scale-guard", false, "judge the scale measurement's guards (CI's version)")
 	fs.StringVar(&cfg.ScaleData, "scale-data", "", "keep the scale measurement's seeded data in this directory and, when it holds as many objects already, restart from it without seeding")
 	fs.StringVar(&cfg.Upstream, "upstream", "", "compare apictl with this upstream apiextensions-apiserver binary, and measure nothing else (issue 17's peer mode)")
