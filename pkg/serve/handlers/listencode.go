@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -99,7 +97,7 @@ func newYAMLList(enc listEncoder) (*yamlList, error) {
 	enc.head(&frame)
 	frame.WriteString(`"` + itemsPlaceholder + `"`)
 	enc.tail(&frame)
-	out, err := yaml.JSONToYAML(frame.Bytes())
+	out, err := jsonToYAML(frame.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("converting the list to YAML: %w", err)
 	}
@@ -126,7 +124,7 @@ func (y *yamlList) encode(buf *bytes.Buffer, res *storage.ListResult, flush func
 			return err
 		}
 		y.scratch.WriteString(`]}`)
-		out, err := yaml.JSONToYAML(y.scratch.Bytes())
+		out, err := jsonToYAML(y.scratch.Bytes())
 		if err != nil {
 			return fmt.Errorf("converting a list item to YAML: %w", err)
 		}
@@ -138,7 +136,7 @@ func (y *yamlList) encode(buf *bytes.Buffer, res *storage.ListResult, flush func
 		return err
 	}
 	if n == 0 {
-		empty, err := yaml.JSONToYAML([]byte(`{"items":` + y.enc.emptyItems() + `}`))
+		empty, err := jsonToYAML([]byte(`{"items":` + y.enc.emptyItems() + `}`))
 		if err != nil {
 			return fmt.Errorf("converting the list to YAML: %w", err)
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/munnerz/goautoneg"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/apictl/apictl/pkg/serve/status"
 	"github.com/apictl/apictl/pkg/storage"
@@ -143,7 +142,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, format outputFo
 	pretty := status.Pretty(r)
 	switch {
 	case format == formatYAML:
-		y, err := yaml.JSONToYAML(body)
+		y, err := jsonToYAML(body)
 		if err != nil {
 			writeError(w, r, apierrors.NewInternalError(fmt.Errorf("converting the response to YAML: %w", err)))
 			return
