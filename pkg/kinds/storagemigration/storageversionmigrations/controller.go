@@ -151,8 +151,8 @@ func (c *controller) processNext(ctx context.Context, queue workqueue.TypedRateL
 	case ctx.Err() != nil:
 	default:
 		level := slog.LevelWarn
-		if apierrors.IsConflict(err) {
-			level = slog.LevelDebug // the migration changed: its next version is on its way
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			level = slog.LevelDebug // the migration changed or went: the informer brings the news
 		}
 		c.log.Log(ctx, level, "migrating storage failed; retrying", "resource", gr.String(), "err", err)
 		if delay, ok := apierrors.SuggestsClientDelay(err); ok {
