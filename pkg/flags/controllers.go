@@ -20,6 +20,7 @@ var ControllerNames = []string{
 	"namespace-controller",
 	"root-ca-certificate-publisher-controller",
 	"serviceaccount-controller",
+	"storage-version-migrator-controller",
 }
 
 // ControllerOptions choose which cluster-wide controllers run, as kube-controller-manager's

@@ -128,15 +128,15 @@ func (p *Patcher) addResource(gv schema.GroupVersion, res *routes.Resource, conv
 }
 
 // statusResetFields are the top-level fields a write to /status cannot change. The status strategies
-// of custom resources, APIServices and ValidatingAdmissionPolicies also keep the stored metadata,
-// so nobody owns metadata there either: labels a custom resource's /status body carries are not
-// recorded (kube's customresource statusStrategy resets metadata and spec).
+// of custom resources, APIServices, ValidatingAdmissionPolicies and StorageVersionMigrations also
+// keep the stored metadata, so nobody owns metadata there either: labels a custom resource's /status
+// body carries are not recorded (kube's customresource statusStrategy resets metadata and spec).
 func statusResetFields(group string, custom bool) []string {
 	if custom {
 		return []string{"metadata", "spec"}
 	}
 	switch group {
-	case "apiregistration.k8s.io", "admissionregistration.k8s.io":
+	case "apiregistration.k8s.io", "admissionregistration.k8s.io", "storagemigration.k8s.io":
 		return []string{"spec", "metadata"}
 	}
 	return []string{"spec"}

@@ -11,6 +11,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,7 +25,7 @@ func BuiltinScheme() (*runtime.Scheme, error) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, coordinationv1.AddToScheme, rbacv1.AddToScheme,
 		authenticationv1.AddToScheme, authorizationv1.AddToScheme, apiextensionsv1.AddToScheme, discoveryv1.AddToScheme,
-		admissionregistrationv1.AddToScheme, apiregistrationv1.AddToScheme, eventsv1.AddToScheme} {
+		admissionregistrationv1.AddToScheme, apiregistrationv1.AddToScheme, eventsv1.AddToScheme, storagemigrationv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, fmt.Errorf("registering the built-in kinds: %w", err)
 		}

@@ -18,23 +18,23 @@ func TestApplyRuntimeConfig(t *testing.T) {
 		// errs are substrings of the problems, in key order.
 		errs []string
 	}{
-		{name: "nothing", want: []string{"v1", "apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "example.com/v1", "example.com/v1beta1", "other.io/v1"}},
+		{name: "nothing", want: []string{"v1", "apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "storagemigration.k8s.io/v1", "example.com/v1", "example.com/v1beta1", "other.io/v1"}},
 		{name: "core off as v1", rc: map[string]string{"v1": "false"},
-			want: []string{"apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "example.com/v1", "example.com/v1beta1", "other.io/v1"}},
+			want: []string{"apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "storagemigration.k8s.io/v1", "example.com/v1", "example.com/v1beta1", "other.io/v1"}},
 		{name: "core off as api/v1, legacy ignored", rc: map[string]string{"api/v1": "false", "api/legacy": "true"},
-			want: []string{"apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "example.com/v1", "example.com/v1beta1", "other.io/v1"}},
+			want: []string{"apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "storagemigration.k8s.io/v1", "example.com/v1", "example.com/v1beta1", "other.io/v1"}},
 		{name: "completed core key", rc: map[string]string{"/v1": "false", "api/all": "true"},
-			want: []string{"apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "example.com/v1", "example.com/v1beta1", "other.io/v1"}},
+			want: []string{"apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "storagemigration.k8s.io/v1", "example.com/v1", "example.com/v1beta1", "other.io/v1"}},
 		{name: "all off, two on", rc: map[string]string{"api/all": "false", "v1": "", "coordination.k8s.io/v1": "true"},
 			want: []string{"v1", "coordination.k8s.io/v1"}},
 		{name: "ga off keeps beta", rc: map[string]string{"api/ga": "false", "rbac.authorization.k8s.io/v1": "true"},
 			want: []string{"rbac.authorization.k8s.io/v1", "example.com/v1beta1"}},
 		{name: "beta off", rc: map[string]string{"api/beta": "false"},
-			want: []string{"v1", "apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "example.com/v1", "other.io/v1"}},
+			want: []string{"v1", "apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "storagemigration.k8s.io/v1", "example.com/v1", "other.io/v1"}},
 		{name: "a resource off", rc: map[string]string{"v1/secrets": "false", "example.com/v1/widgets": "false", "other.io/v1": "false"},
-			want: []string{"v1:configmaps,endpoints,events,namespaces,podtemplates,serviceaccounts,services", "apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "example.com/v1:gadgets", "example.com/v1beta1"}},
+			want: []string{"v1:configmaps,endpoints,events,namespaces,podtemplates,serviceaccounts,services", "apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "storagemigration.k8s.io/v1", "example.com/v1:gadgets", "example.com/v1beta1"}},
 		{name: "a resource on in a version off", rc: map[string]string{"rbac.authorization.k8s.io/v1": "false", "rbac.authorization.k8s.io/v1/roles": "true"},
-			want: []string{"v1", "apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1:roles", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "example.com/v1", "example.com/v1beta1", "other.io/v1"}},
+			want: []string{"v1", "apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1:roles", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "storagemigration.k8s.io/v1", "example.com/v1", "example.com/v1beta1", "other.io/v1"}},
 		{name: "only api/all=false", rc: map[string]string{"api/all": "false", "api/legacy": ""},
 			errs: []string{"--runtime-config api/all=false is an invalid key with only api/all=false"}},
 		{name: "unknown group", rc: map[string]string{"apps/v1": "true", "batch/v1/jobs": "false"},
@@ -100,7 +100,8 @@ func testAPIForDescribe() map[schema.GroupVersion]int {
 		{Group: "rbac.authorization.k8s.io", Version: "v1"}: 4, {Group: "apiextensions.k8s.io", Version: "v1"}: 1,
 		{Group: "coordination.k8s.io", Version: "v1"}: 1, {Group: "discovery.k8s.io", Version: "v1"}: 1,
 		{Group: "admissionregistration.k8s.io", Version: "v1"}: 6, {Group: "apiregistration.k8s.io", Version: "v1"}: 1, {Group: "events.k8s.io", Version: "v1"}: 1,
-		{Group: "example.com", Version: "v1"}: 2, {Group: "example.com", Version: "v1beta1"}: 1, {Group: "other.io", Version: "v1"}: 1,
+		{Group: "storagemigration.k8s.io", Version: "v1"}: 1,
+		{Group: "example.com", Version: "v1"}:             2, {Group: "example.com", Version: "v1beta1"}: 1, {Group: "other.io", Version: "v1"}: 1,
 	}
 }
 
