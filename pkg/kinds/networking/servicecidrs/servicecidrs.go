@@ -123,7 +123,8 @@ func validateSpec(spec *networkingv1.ServiceCIDRSpec, path *field.Path) field.Er
 	case len(spec.CIDRs) == 0:
 		return field.ErrorList{field.Required(path, "at least one CIDR required")}
 	case len(spec.CIDRs) > 2:
-		return field.ErrorList{field.Invalid(path, spec, "may only hold up to 2 values")}
+		// kube shows its internal spec, whose field has no JSON name.
+		return field.ErrorList{field.Invalid(path, struct{ CIDRs []string }{spec.CIDRs}, "may only hold up to 2 values")}
 	}
 	var errs field.ErrorList
 	for i, cidr := range spec.CIDRs {
