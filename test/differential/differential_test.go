@@ -51,8 +51,9 @@ func replay(t *testing.T, files []corpusFile) {
 	}
 	// The reference is kube-apiserver alone, with no kube-controller-manager: apictl's garbage
 	// collector and namespace controller would finish the deletions the corpus leaves pending
-	// (finalizers, a Terminating namespace), and whether they have by a later step would be a race.
-	srv := servertest.Start(t, "--api-config", crdDir, "--controllers", "*,-garbage-collector-controller,-namespace-controller")
+	// (finalizers, a Terminating namespace), and whether they have by a later step would be a race;
+	// the service-cidr-controller would add its finalizer and Ready condition to a ServiceCIDR.
+	srv := servertest.Start(t, "--api-config", crdDir, "--controllers", "*,-garbage-collector-controller,-namespace-controller,-service-cidr-controller")
 	tg, err := newTarget(srv.InsecureURL, "", "")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,7 +99,11 @@ func (strategy) Validate(obj runtime.Object) field.ErrorList {
 func (s strategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	ip, oldIP := obj.(*networkingv1.IPAddress), old.(*networkingv1.IPAddress)
 	errs := s.Validate(obj)
-	return append(errs, apivalidation.ValidateImmutableField(ip.Spec.ParentRef, oldIP.Spec.ParentRef, field.NewPath("spec", "parentRef"))...)
+	// kube's declarative validation answers this one, with no value.
+	if !apiequality.Semantic.DeepEqual(ip.Spec.ParentRef, oldIP.Spec.ParentRef) {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "parentRef"), nil, apivalidation.FieldImmutableErrorMsg))
+	}
+	return errs
 }
 
 // validateParentRef is validateIPAddressParentReference. kube's declarative validation answers the

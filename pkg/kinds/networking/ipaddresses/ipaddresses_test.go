@@ -72,7 +72,7 @@ func TestUpdate(t *testing.T) {
 	if errs := (strategy{}).ValidateUpdate(ip("a"), ip("a")); len(errs) > 0 {
 		t.Errorf("an unchanged parentRef: %v", errs)
 	}
-	if errs := (strategy{}).ValidateUpdate(ip("b"), ip("a")).ToAggregate(); errs == nil || !strings.Contains(errs.Error(), "spec.parentRef: Invalid value") || !strings.Contains(errs.Error(), "field is immutable") {
+	if errs := (strategy{}).ValidateUpdate(ip("b"), ip("a")).ToAggregate(); errs == nil || !strings.Contains(errs.Error(), "spec.parentRef: Invalid value: null: field is immutable") {
 		t.Errorf("a changed parentRef: %v", errs)
 	}
 }
