@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,23 +78,39 @@ func New(store storage.Store, cfg Config) (*Allocator, error) {
 	return a, nil
 }
 
-// reserveIP reserves a particular IP of family for o.
+// reserveIP reserves a particular IP of family for o; it must be in a ready range.
 func (a *Allocator) reserveIP(ctx context.Context, fam corev1.IPFamily, ip string, o owner) (created bool, err error) {
-	r := a.ranges[fam]
 	addr, err := netip.ParseAddr(ip)
 	if err != nil {
 		return false, fmt.Errorf("parsing the service IP %q: %w", ip, err)
 	}
-	if _, ok := r.offset(addr.Unmap()); !ok {
+	ranges, err := a.readyRanges(ctx, fam)
+	if err != nil {
+		return false, err
+	}
+	if !slices.ContainsFunc(ranges, func(r ipRange) bool { _, ok := r.offset(addr.Unmap()); return ok }) {
 		return false, errNotInRange
 	}
 	return a.reserve(ctx, ipKey(ip), o, errIPAllocated)
 }
 
-// reserveNextIP reserves a free IP of family for o: a random one above the range's dynamic offset,
-// else below it.
+// reserveNextIP reserves a free IP of family for o from the first ready range that has one: a
+// random one above the range's dynamic offset, else below it.
 func (a *Allocator) reserveNextIP(ctx context.Context, fam corev1.IPFamily, o owner) (string, error) {
-	r := a.ranges[fam]
+	ranges, err := a.readyRanges(ctx, fam)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range ranges {
+		ip, err := a.reserveNextIPIn(ctx, r, o)
+		if !errors.Is(err, errFull) {
+			return ip, err
+		}
+	}
+	return "", errFull
+}
+
+func (a *Allocator) reserveNextIPIn(ctx context.Context, r ipRange, o owner) (string, error) {
 	for range a.maxTries {
 		taken, err := a.reservedSet(ctx, ipPrefix)
 		if err != nil {
@@ -190,7 +207,7 @@ func (a *Allocator) reclaimStale(ctx context.Context, taken map[string]owner, ma
 			return reclaimed, err
 		}
 		if stale {
-			if err := a.release(ctx, key, o.UID); err != nil {
+			if err := a.release(ctx, key, o); err != nil {
 				return reclaimed, err
 			}
 			reclaimed = true

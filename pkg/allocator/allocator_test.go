@@ -348,7 +348,10 @@ func TestStaleReservation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orphan, _ := json.Marshal(owner{Namespace: "default", Name: "ghost", UID: "ghost", ReservedAt: now})
+	orphan, err := encodeReservation(ipKey("10.0.0.30"), owner{Namespace: "default", Name: "ghost", ReservedAt: now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := raw.Create(ctx, ipKey("10.0.0.30"), orphan, 0); err != nil {
 		t.Fatal(err)
 	}

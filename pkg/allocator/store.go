@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/apictl/apictl/pkg/storage"
 	"github.com/apictl/apictl/pkg/storage/cacher"
@@ -67,16 +66,16 @@ func (s *serviceStore) Create(ctx context.Context, key string, value []byte, ttl
 	}
 	var t txn
 	if err := s.a.allocate(ctx, svc, nil, &t); err != nil {
-		s.undo(ctx, &t, svc.UID)
+		s.undo(ctx, &t, holder(svc))
 		return storage.KeyValue{}, err
 	}
 	if value, err = json.Marshal(svc); err != nil {
-		s.undo(ctx, &t, svc.UID)
+		s.undo(ctx, &t, holder(svc))
 		return storage.KeyValue{}, fmt.Errorf("encoding the service %s: %w", key, err)
 	}
 	kv, err := s.Store.Create(ctx, key, value, ttl)
 	if err != nil {
-		s.undo(ctx, &t, svc.UID)
+		s.undo(ctx, &t, holder(svc))
 	}
 	return kv, err
 }
@@ -88,7 +87,7 @@ func (s *serviceStore) Create(ctx context.Context, key string, value []byte, ttl
 func (s *serviceStore) GuaranteedUpdate(ctx context.Context, key string, tryUpdate storage.UpdateFunc, opts storage.UpdateOptions) (storage.KeyValue, error) {
 	var t txn
 	var last *corev1.Service // the stored object the written value was computed from
-	var uid types.UID
+	var o owner
 	wrapped := func(current storage.KeyValue) ([]byte, error) {
 		next, err := tryUpdate(current)
 		if err != nil || bytes.Equal(next, current.Value) {
@@ -102,7 +101,7 @@ func (s *serviceStore) GuaranteedUpdate(ctx context.Context, key string, tryUpda
 		if err != nil {
 			return nil, err
 		}
-		last, uid = old, old.UID
+		last, o = old, holder(old)
 		if !old.DeletionTimestamp.IsZero() && equality.Semantic.DeepEqual(old.Spec, svc.Spec) {
 			return next, nil
 		}
@@ -117,7 +116,7 @@ func (s *serviceStore) GuaranteedUpdate(ctx context.Context, key string, tryUpda
 	}
 	kv, err := s.Store.GuaranteedUpdate(ctx, key, wrapped, opts)
 	if err != nil {
-		s.undo(ctx, &t, uid)
+		s.undo(ctx, &t, o)
 		return kv, err
 	}
 	if last == nil {
@@ -134,7 +133,7 @@ func (s *serviceStore) GuaranteedUpdate(ctx context.Context, key string, tryUpda
 			release = append(release, k)
 		}
 	}
-	s.releaseAll(ctx, release, stored.UID)
+	s.releaseAll(ctx, release, holder(stored))
 	return kv, nil
 }
 
@@ -145,20 +144,25 @@ func (s *serviceStore) Delete(ctx context.Context, key string, check storage.Che
 		return kv, err
 	}
 	if svc, err := decode(kv.Value); err == nil {
-		s.releaseAll(ctx, heldKeys(svc), svc.UID)
+		s.releaseAll(ctx, heldKeys(svc), holder(svc))
 	}
 	return kv, nil
 }
 
-// undo releases the reservations of a write that did not happen.
-func (s *serviceStore) undo(ctx context.Context, t *txn, uid types.UID) {
-	s.releaseAll(ctx, t.created, uid)
+// holder is the owner a release of svc's reservations checks for.
+func holder(svc *corev1.Service) owner {
+	return owner{Namespace: svc.Namespace, Name: svc.Name, UID: svc.UID}
 }
 
-// releaseAll deletes the reservations keys that uid holds. It goes on when the request's context has
+// undo releases the reservations of a write that did not happen.
+func (s *serviceStore) undo(ctx context.Context, t *txn, o owner) {
+	s.releaseAll(ctx, t.created, o)
+}
+
+// releaseAll deletes the reservations keys that o holds. It goes on when the request's context has
 // ended (a client that went away after its write), bounded by releaseTimeout, so that nothing is left
 // reserved for nobody.
-func (s *serviceStore) releaseAll(ctx context.Context, keys []string, uid types.UID) {
+func (s *serviceStore) releaseAll(ctx context.Context, keys []string, o owner) {
 	if len(keys) == 0 {
 		return
 	}
@@ -166,7 +170,7 @@ func (s *serviceStore) releaseAll(ctx context.Context, keys []string, uid types.
 	defer cancel()
 	var errs []error
 	for _, k := range keys {
-		errs = append(errs, s.a.release(ctx, k, uid))
+		errs = append(errs, s.a.release(ctx, k, o))
 	}
 	if err := errors.Join(errs...); err != nil {
 		// Left for the next allocator that needs the value: it reclaims reservations nobody holds.

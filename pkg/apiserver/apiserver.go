@@ -109,7 +109,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if rbacServed {
 		escalation = &rbac.Escalation{Policy: policy, Authorizer: cfg.Authorization}
 	}
-	stores, err := withServiceAllocation(o, caches.byResource, st.store, cfg.Logger)
+	stores, err := withServiceAllocation(ctx, o, caches.byResource, st.store, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -203,6 +203,9 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		return nil, err
 	}
 	if err := addAPIServiceHooks(s, cfg, o, cl, &bg, &ctrls); err != nil {
+		return nil, err
+	}
+	if err := addDefaultServiceCIDR(s, cfg, o, cl, &bg); err != nil {
 		return nil, err
 	}
 	if err := addKindControllers(cfg, cl, &ctrls); err != nil {

@@ -19,6 +19,7 @@ var ControllerNames = []string{
 	"garbage-collector-controller",
 	"namespace-controller",
 	"root-ca-certificate-publisher-controller",
+	"service-cidr-controller",
 	"serviceaccount-controller",
 	"storage-version-migrator-controller",
 }

@@ -57,6 +57,9 @@ func TestBuiltinMatchesKube(t *testing.T) {
 		{"admissionregistration.k8s.io", "validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", false, all, nil, "v9715VZqakg=", nil},
 		{"admissionregistration.k8s.io", "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false, all, nil, "B0wHjQmsGNk=", nil},
 		{"apiregistration.k8s.io", "apiservices", "APIService", false, all, nil, "InPBPD7+PqM=", map[string][]string{"status": {"get", "patch", "update"}}},
+		// kube-apiserver v1.37.2's GET /apis/networking.k8s.io/v1.
+		{"networking.k8s.io", "ipaddresses", "IPAddress", false, all, []string{"ip"}, "3f/plJFChNE=", nil},
+		{"networking.k8s.io", "servicecidrs", "ServiceCIDR", false, all, nil, "gNLvruQhW2g=", map[string][]string{"status": {"get", "patch", "update"}}},
 		// kube-apiserver v1.37.2's GET /apis/apiextensions.k8s.io/v1.
 		{"apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", false, all, []string{"crd", "crds"}, "jfWCUB31mvA=",
 			map[string][]string{"status": {"get", "patch", "update"}}},
@@ -136,8 +139,8 @@ func TestBuiltinGroupOrder(t *testing.T) {
 	for _, g := range Builtin().Groups() {
 		names = append(names, g.Name)
 	}
-	want := []string{"", "apiregistration.k8s.io", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "rbac.authorization.k8s.io",
-		"admissionregistration.k8s.io", "apiextensions.k8s.io", "coordination.k8s.io", "discovery.k8s.io",
+	want := []string{"", "apiregistration.k8s.io", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "networking.k8s.io",
+		"rbac.authorization.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io", "coordination.k8s.io", "discovery.k8s.io",
 		"storagemigration.k8s.io"}
 	if !slices.Equal(names, want) {
 		t.Errorf("groups %q, want kube's discovery order %q", names, want)

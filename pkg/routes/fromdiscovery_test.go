@@ -172,6 +172,8 @@ func TestKubectlAPIResources(t *testing.T) {
 		"subjectaccessreviews":      "- authorization.k8s.io/v1 false SubjectAccessReview create",
 		"customresourcedefinitions": "crd,crds apiextensions.k8s.io/v1 false CustomResourceDefinition create,delete,deletecollection,get,list,patch,update,watch",
 		"storageversionmigrations":  "- storagemigration.k8s.io/v1 false StorageVersionMigration create,delete,deletecollection,get,list,patch,update,watch",
+		"ipaddresses":               "ip networking.k8s.io/v1 false IPAddress create,delete,deletecollection,get,list,patch,update,watch",
+		"servicecidrs":              "- networking.k8s.io/v1 false ServiceCIDR create,delete,deletecollection,get,list,patch,update,watch",
 	}
 	// The extension points' registration resources, all cluster-scoped and in api-extensions.
 	for kind, plural := range map[string]string{"MutatingAdmissionPolicy": "mutatingadmissionpolicies",

@@ -12,6 +12,8 @@ import (
 	"github.com/apictl/apictl/pkg/kinds/core/configmaps"
 	"github.com/apictl/apictl/pkg/kinds/core/podtemplates"
 	"github.com/apictl/apictl/pkg/kinds/storagemigration/storageversionmigrations"
+	"github.com/apictl/apictl/pkg/kinds/networking/ipaddresses"
+	"github.com/apictl/apictl/pkg/kinds/networking/servicecidrs"
 )
 
 // Kinds returns every described kind, completed, in a new slice.
@@ -20,6 +22,8 @@ func Kinds() []kinds.Kind {
 		configmaps.Kind(),
 		podtemplates.Kind(),
 		storageversionmigrations.Kind(),
+		servicecidrs.Kind(),
+		ipaddresses.Kind(),
 	}
 	for i := range all {
 		all[i] = all[i].Complete()

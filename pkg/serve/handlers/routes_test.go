@@ -27,6 +27,9 @@ var probeObjects = map[string]string{
 	"rolebindings":        `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"%s"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"r"}}`,
 	"clusterrolebindings": `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"%s"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"r"}}`,
 	"widgets":             `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"%s"},"spec":{"replicas":1}}`,
+	"servicecidrs":        `{"apiVersion":"networking.k8s.io/v1","kind":"ServiceCIDR","metadata":{"name":"%s"},"spec":{"cidrs":["10.9.0.0/24"]}}`,
+	// An IPAddress is named by its address (probeName).
+	"ipaddresses": `{"apiVersion":"networking.k8s.io/v1","kind":"IPAddress","metadata":{"name":"%s"},"spec":{"parentRef":{"resource":"probes","name":"p"}}}`,
 
 	// events.k8s.io/v1 events are the core events: theirs are named apart (probeName).
 	"events.k8s.io/events": `{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"%s-v1"},"eventTime":"2026-01-01T00:00:00.000000Z",` +
@@ -75,6 +78,15 @@ func probeName(group, resource, name string) string {
 	case "apiservices":
 		return "v1." + name + ".example.com"
 	}
+	return objectName(resource, name)
+}
+
+// objectName is the name of the probe object called name where a kind's names are not free: an
+// IPAddress is named by its address.
+func objectName(resource, name string) string {
+	if resource == "ipaddresses" {
+		return map[string]string{"probe": "192.0.2.1", "probe-posted": "192.0.2.2"}[name]
+	}
 	return name
 }
 
@@ -104,7 +116,7 @@ func TestEveryRouteAnswers(t *testing.T) {
 			continue
 		}
 		path := strings.ReplaceAll(r.Path, "{namespace}", "default")
-		a.do("POST", path, fmt.Sprintf(probeObject(r), "probe")).expect(t, http.StatusCreated)
+		a.do("POST", path, fmt.Sprintf(probeObject(r), objectName(r.Resource, "probe"))).expect(t, http.StatusCreated)
 	}
 
 	// Deletes go last, objects before collections, so that each delete still finds its object.
@@ -189,7 +201,7 @@ func checkRoute(t *testing.T, a *api, r routes.Route) {
 			if r.Subresource != "" {
 				probe = probeObjects[r.Resource+"/"+r.Subresource]
 			}
-			body = fmt.Sprintf(probe, "probe-posted")
+			body = fmt.Sprintf(probe, objectName(r.Resource, "probe-posted"))
 		case http.MethodPut:
 			body = a.do("GET", strings.TrimSuffix(strings.TrimSuffix(path, "/status"), "/finalize"), "").body
 			if r.Subresource == "scale" {
