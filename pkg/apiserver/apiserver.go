@@ -205,6 +205,9 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if err := addAPIServiceHooks(s, cfg, o, cl, &bg, &ctrls); err != nil {
 		return nil, err
 	}
+	if err := addKubernetesService(s, cfg, o, cl, st.store, &bg, func() <-chan struct{} { return prepared.Ready() }); err != nil {
+		return nil, err
+	}
 	if err := addKindControllers(cfg, cl, &ctrls); err != nil {
 		return nil, err
 	}

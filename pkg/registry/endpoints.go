@@ -86,7 +86,7 @@ func validateEndpointAddress(a *corev1.EndpointAddress, p *field.Path) field.Err
 	if a.NodeName != nil {
 		errs = append(errs, invalidEach(p.Child("nodeName"), *a.NodeName, utilvalidation.IsDNS1123Subdomain(*a.NodeName))...)
 	}
-	return append(errs, validateEndpointIP(a.IP, p.Child("ip"))...)
+	return append(errs, ValidateEndpointIP(a.IP, p.Child("ip"))...)
 }
 
 func validateEndpointPort(port *corev1.EndpointPort, requireName bool, p *field.Path) field.ErrorList {
@@ -252,7 +252,7 @@ func validateSliceAddress(a string, t discoveryv1.AddressType, list, p *field.Pa
 		if !netutils.IsIPv4String(a) {
 			errs = append(errs, field.Invalid(list, a, "must be an IPv4 address"))
 		}
-		return append(errs, validateEndpointIP(a, p)...)
+		return append(errs, ValidateEndpointIP(a, p)...)
 	case discoveryv1.AddressTypeIPv6:
 		if errs := utilvalidation.IsValidIP(p, a); len(errs) > 0 {
 			return errs
@@ -261,7 +261,7 @@ func validateSliceAddress(a string, t discoveryv1.AddressType, list, p *field.Pa
 		if !netutils.IsIPv6String(a) {
 			errs = append(errs, field.Invalid(list, a, "must be an IPv6 address"))
 		}
-		return append(errs, validateEndpointIP(a, p)...)
+		return append(errs, ValidateEndpointIP(a, p)...)
 	case discoveryv1.AddressTypeFQDN:
 		return utilvalidation.IsFullyQualifiedDomainName(p, a)
 	}
