@@ -36,6 +36,7 @@ require (
 	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/robfig/cron/v3 v3.0.1
 	go.etcd.io/etcd/etcdutl/v3 v3.7.3
+	k8s.io/endpointslice v0.37.2
 	k8s.io/kube-aggregator v0.37.2
 	k8s.io/streaming v0.37.2
 )
@@ -46,7 +47,6 @@ require (
 	github.com/moby/spdystream v0.5.1 // indirect
 	github.com/mxk/go-flowrate v0.0.0-20140419014527-cca7078d478f // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
-	k8s.io/endpointslice v0.37.2 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.36.0 // indirect
 )
 

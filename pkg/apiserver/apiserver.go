@@ -208,6 +208,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if err := addKubernetesService(s, cfg, o, cl, st.store, &bg, func() <-chan struct{} { return prepared.Ready() }); err != nil {
 		return nil, err
 	}
+	addEndpointControllers(cfg, cl, &ctrls)
 	if err := addKindControllers(cfg, cl, &ctrls); err != nil {
 		return nil, err
 	}
