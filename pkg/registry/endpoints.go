@@ -109,12 +109,28 @@ type endpointSliceRules struct{}
 
 // prepareCreate starts the generation, which kube's strategy counts for EndpointSlices.
 func (endpointSliceRules) prepareCreate(obj runtime.Object) {
-	obj.(*discoveryv1.EndpointSlice).Generation = 1
+	s := obj.(*discoveryv1.EndpointSlice)
+	s.Generation = 1
+	emptyListsToNull(s)
+}
+
+// emptyListsToNull stores empty endpoints and ports as none, which is how kube answers them: its
+// protobuf storage tells no empty list from a missing one ("endpoints": null, as in the placeholder
+// slices of the EndpointSlice controller). It runs after managedFields are computed, which own the
+// empty lists as kube's do.
+func emptyListsToNull(s *discoveryv1.EndpointSlice) {
+	if len(s.Endpoints) == 0 {
+		s.Endpoints = nil
+	}
+	if len(s.Ports) == 0 {
+		s.Ports = nil
+	}
 }
 
 // prepareUpdate moves the generation on when anything but metadata, or the labels, changed.
 func (endpointSliceRules) prepareUpdate(obj, old runtime.Object) {
 	s, o := obj.(*discoveryv1.EndpointSlice), old.(*discoveryv1.EndpointSlice)
+	emptyListsToNull(s)
 	s.Generation = o.Generation
 	sc, oc := *s, *o
 	sc.ObjectMeta, oc.ObjectMeta = metav1.ObjectMeta{}, metav1.ObjectMeta{}
