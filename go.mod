@@ -38,6 +38,7 @@ require (
 	github.com/klauspost/compress v1.20.1
 	github.com/robfig/cron/v3 v3.0.1
 	go.etcd.io/etcd/etcdutl/v3 v3.7.3
+	k8s.io/endpointslice v0.37.2
 	k8s.io/kube-aggregator v0.37.2
 	k8s.io/streaming v0.37.2
 )

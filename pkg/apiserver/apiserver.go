@@ -208,6 +208,10 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if err := addDefaultServiceCIDR(s, cfg, o, cl, &bg); err != nil {
 		return nil, err
 	}
+	if err := addKubernetesService(s, cfg, o, cl, st.store, &bg, func() <-chan struct{} { return prepared.Ready() }); err != nil {
+		return nil, err
+	}
+	addEndpointControllers(cfg, cl, &ctrls)
 	if err := addKindControllers(cfg, cl, &ctrls); err != nil {
 		return nil, err
 	}

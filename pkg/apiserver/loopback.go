@@ -53,10 +53,13 @@ func newLoopback(api *routes.API, resources serve.ResourceHandler) (*loopback, e
 	})}, nil
 }
 
-// config is a client configuration that sends every request to the loopback.
+// config is a client configuration that sends every request to the loopback. Its clients drop the
+// warnings the server answers with, as kube-controller-manager's do: the controllers of Endpoints
+// would otherwise log "v1 Endpoints is deprecated" at every write.
 func (l *loopback) config() *rest.Config {
 	return &rest.Config{Host: "http://loopback", Transport: l,
-		ContentConfig: rest.ContentConfig{ContentType: "application/json"}, UserAgent: "apictl-loopback", QPS: -1}
+		ContentConfig: rest.ContentConfig{ContentType: "application/json"}, UserAgent: "apictl-loopback", QPS: -1,
+		WarningHandler: rest.NoWarnings{}}
 }
 
 // The loopback hands out clients of single groups where it can, not client-go's whole Clientset:

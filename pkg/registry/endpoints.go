@@ -86,7 +86,7 @@ func validateEndpointAddress(a *corev1.EndpointAddress, p *field.Path) field.Err
 	if a.NodeName != nil {
 		errs = append(errs, invalidEach(p.Child("nodeName"), *a.NodeName, utilvalidation.IsDNS1123Subdomain(*a.NodeName))...)
 	}
-	return append(errs, validateEndpointIP(a.IP, p.Child("ip"))...)
+	return append(errs, ValidateEndpointIP(a.IP, p.Child("ip"))...)
 }
 
 func validateEndpointPort(port *corev1.EndpointPort, requireName bool, p *field.Path) field.ErrorList {
@@ -109,12 +109,28 @@ type endpointSliceRules struct{}
 
 // prepareCreate starts the generation, which kube's strategy counts for EndpointSlices.
 func (endpointSliceRules) prepareCreate(obj runtime.Object) {
-	obj.(*discoveryv1.EndpointSlice).Generation = 1
+	s := obj.(*discoveryv1.EndpointSlice)
+	s.Generation = 1
+	emptyListsToNull(s)
+}
+
+// emptyListsToNull stores empty endpoints and ports as none, which is how kube answers them: its
+// protobuf storage tells no empty list from a missing one ("endpoints": null, as in the placeholder
+// slices of the EndpointSlice controller). It runs after managedFields are computed, which own the
+// empty lists as kube's do.
+func emptyListsToNull(s *discoveryv1.EndpointSlice) {
+	if len(s.Endpoints) == 0 {
+		s.Endpoints = nil
+	}
+	if len(s.Ports) == 0 {
+		s.Ports = nil
+	}
 }
 
 // prepareUpdate moves the generation on when anything but metadata, or the labels, changed.
 func (endpointSliceRules) prepareUpdate(obj, old runtime.Object) {
 	s, o := obj.(*discoveryv1.EndpointSlice), old.(*discoveryv1.EndpointSlice)
+	emptyListsToNull(s)
 	s.Generation = o.Generation
 	sc, oc := *s, *o
 	sc.ObjectMeta, oc.ObjectMeta = metav1.ObjectMeta{}, metav1.ObjectMeta{}
@@ -252,7 +268,7 @@ func validateSliceAddress(a string, t discoveryv1.AddressType, list, p *field.Pa
 		if !netutils.IsIPv4String(a) {
 			errs = append(errs, field.Invalid(list, a, "must be an IPv4 address"))
 		}
-		return append(errs, validateEndpointIP(a, p)...)
+		return append(errs, ValidateEndpointIP(a, p)...)
 	case discoveryv1.AddressTypeIPv6:
 		if errs := utilvalidation.IsValidIP(p, a); len(errs) > 0 {
 			return errs
@@ -261,7 +277,7 @@ func validateSliceAddress(a string, t discoveryv1.AddressType, list, p *field.Pa
 		if !netutils.IsIPv6String(a) {
 			errs = append(errs, field.Invalid(list, a, "must be an IPv6 address"))
 		}
-		return append(errs, validateEndpointIP(a, p)...)
+		return append(errs, ValidateEndpointIP(a, p)...)
 	case discoveryv1.AddressTypeFQDN:
 		return utilvalidation.IsFullyQualifiedDomainName(p, a)
 	}

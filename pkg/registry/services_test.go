@@ -255,6 +255,20 @@ func TestEndpointSliceGeneration(t *testing.T) {
 	}
 }
 
+// TestEmptyEndpointSliceListsAreNull: kube answers "endpoints": null and "ports": null for empty
+// lists, as its protobuf storage keeps them.
+func TestEmptyEndpointSliceListsAreNull(t *testing.T) {
+	s := strategy(t, "discovery.k8s.io", "endpointslices")
+	obj := decodeDefaulted(t, s, `{"metadata":{"name":"w","namespace":"d"},"addressType":"IPv4","endpoints":[],"ports":[]}`)
+	b, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"endpoints":null`) || !strings.Contains(string(b), `"ports":null`) {
+		t.Errorf("encoded %s, want endpoints and ports null", b)
+	}
+}
+
 // TestServiceStatusUpdate: a write to services/status keeps the spec and the server's metadata, and
 // takes the status and the annotations it carries, as kube does.
 func TestServiceStatusUpdate(t *testing.T) {

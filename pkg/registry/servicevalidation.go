@@ -97,7 +97,7 @@ func validateService(s, old *corev1.Service) field.ErrorList {
 		if e := utilvalidation.IsValidIPForLegacyField(p, ip, true, oldExternal); len(e) > 0 {
 			errs = append(errs, e...)
 		} else {
-			errs = append(errs, validateEndpointIP(ip, p)...)
+			errs = append(errs, ValidateEndpointIP(ip, p)...)
 		}
 	}
 	switch t := s.Spec.Type; {
@@ -483,9 +483,9 @@ func validateLoadBalancerStatus(s *corev1.Service) field.ErrorList {
 	return errs
 }
 
-// validateEndpointIP is kube's ValidateEndpointIP: endpoint addresses (and external IPs) may not be
+// ValidateEndpointIP is kube's ValidateEndpointIP: endpoint addresses (and external IPs) may not be
 // unspecified, loopback or link-local.
-func validateEndpointIP(ip string, p *field.Path) field.ErrorList {
+func ValidateEndpointIP(ip string, p *field.Path) field.ErrorList {
 	parsed := netutils.ParseIPSloppy(ip)
 	if parsed == nil {
 		return field.ErrorList{field.Invalid(p, ip, "must be a valid IP address")}

@@ -52,9 +52,12 @@ func replay(t *testing.T, files []corpusFile) {
 	// The reference is kube-apiserver alone, with no kube-controller-manager: apictl's garbage
 	// collector and namespace controller would finish the deletions the corpus leaves pending
 	// (finalizers, a Terminating namespace), and whether they have by a later step would be a race;
-	// its storage version migrator would write the status of the migrations the corpus creates;
-	// and the service-cidr-controller would add its finalizer and Ready condition to a ServiceCIDR.
-	srv := servertest.Start(t, "--api-config", crdDir, "--controllers", "*,-garbage-collector-controller,-namespace-controller,-storage-version-migrator-controller,-service-cidr-controller")
+	// its storage version migrator would write the status of the migrations the corpus creates; the
+	// service-cidr-controller would add its finalizer and Ready condition to a ServiceCIDR; and the
+	// controllers of Endpoints and EndpointSlices would write objects kube has no one to write.
+	srv := servertest.Start(t, "--api-config", crdDir, "--controllers",
+		"*,-garbage-collector-controller,-namespace-controller,-storage-version-migrator-controller,-service-cidr-controller,"+
+			"-endpoints-controller,-endpointslice-controller,-endpointslice-mirroring-controller")
 	tg, err := newTarget(srv.InsecureURL, "", "")
 	if err != nil {
 		t.Fatal(err)
