@@ -11,6 +11,8 @@ import (
 	"github.com/apictl/apictl/pkg/kinds"
 	"github.com/apictl/apictl/pkg/kinds/core/configmaps"
 	"github.com/apictl/apictl/pkg/kinds/core/podtemplates"
+	"github.com/apictl/apictl/pkg/kinds/flowcontrol/flowschemas"
+	"github.com/apictl/apictl/pkg/kinds/flowcontrol/prioritylevelconfigurations"
 )
 
 // Kinds returns every described kind, completed, in a new slice.
@@ -18,6 +20,8 @@ func Kinds() []kinds.Kind {
 	all := []kinds.Kind{
 		configmaps.Kind(),
 		podtemplates.Kind(),
+		flowschemas.Kind(),
+		prioritylevelconfigurations.Kind(),
 	}
 	for i := range all {
 		all[i] = all[i].Complete()

@@ -12,21 +12,23 @@ import (
 // probeObjects are valid objects of every resource of the test API, named probe, for the routes
 // that need one to exist.
 var probeObjects = map[string]string{
-	"configmaps":          `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s"}}`,
-	"podtemplates":        `{"apiVersion":"v1","kind":"PodTemplate","metadata":{"name":"%s"},"template":{"spec":{"containers":[{"name":"c","image":"nginx"}]}}}`,
-	"secrets":             `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"%s"}}`,
-	"serviceaccounts":     `{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"%s"}}`,
-	"services":            `{"apiVersion":"v1","kind":"Service","metadata":{"name":"%s"},"spec":{"ports":[{"port":80}]}}`,
-	"endpoints":           `{"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"%s"},"subsets":[{"addresses":[{"ip":"10.1.0.1"}]}]}`,
-	"endpointslices":      `{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"%s"},"addressType":"IPv4","endpoints":[]}`,
-	"events":              `{"apiVersion":"v1","kind":"Event","metadata":{"name":"%s"},"involvedObject":{"kind":"ConfigMap","name":"x"}}`,
-	"namespaces":          `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"%s"}}`,
-	"leases":              `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"%s"}}`,
-	"roles":               `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"%s"}}`,
-	"clusterroles":        `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"%s"}}`,
-	"rolebindings":        `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"%s"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"r"}}`,
-	"clusterrolebindings": `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"%s"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"r"}}`,
-	"widgets":             `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"%s"},"spec":{"replicas":1}}`,
+	"configmaps":                  `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s"}}`,
+	"podtemplates":                `{"apiVersion":"v1","kind":"PodTemplate","metadata":{"name":"%s"},"template":{"spec":{"containers":[{"name":"c","image":"nginx"}]}}}`,
+	"secrets":                     `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"%s"}}`,
+	"serviceaccounts":             `{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"%s"}}`,
+	"services":                    `{"apiVersion":"v1","kind":"Service","metadata":{"name":"%s"},"spec":{"ports":[{"port":80}]}}`,
+	"endpoints":                   `{"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"%s"},"subsets":[{"addresses":[{"ip":"10.1.0.1"}]}]}`,
+	"endpointslices":              `{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"%s"},"addressType":"IPv4","endpoints":[]}`,
+	"events":                      `{"apiVersion":"v1","kind":"Event","metadata":{"name":"%s"},"involvedObject":{"kind":"ConfigMap","name":"x"}}`,
+	"namespaces":                  `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"%s"}}`,
+	"leases":                      `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"%s"}}`,
+	"roles":                       `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"%s"}}`,
+	"clusterroles":                `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"%s"}}`,
+	"rolebindings":                `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"%s"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"r"}}`,
+	"clusterrolebindings":         `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"%s"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"r"}}`,
+	"flowschemas":                 `{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"FlowSchema","metadata":{"name":"%s"},"spec":{"priorityLevelConfiguration":{"name":"global-default"}}}`,
+	"prioritylevelconfigurations": `{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"PriorityLevelConfiguration","metadata":{"name":"%s"},"spec":{"type":"Limited","limited":{"limitResponse":{"type":"Reject"}}}}`,
+	"widgets":                     `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"%s"},"spec":{"replicas":1}}`,
 
 	// events.k8s.io/v1 events are the core events: theirs are named apart (probeName).
 	"events.k8s.io/events": `{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"%s-v1"},"eventTime":"2026-01-01T00:00:00.000000Z",` +
