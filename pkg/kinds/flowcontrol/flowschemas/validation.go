@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
+
+	"github.com/apictl/apictl/pkg/kinds/validation"
 )
 
 var (
@@ -30,7 +32,7 @@ func validate(fs *flowcontrolv1.FlowSchema) field.ErrorList {
 	specPath := field.NewPath("spec")
 	errs := validateSpec(fs.Name, &fs.Spec, specPath)
 	if mand, ok := mandatory(fs.Name); ok && !apiequality.Semantic.DeepEqual(fs.Spec, mand.Spec) {
-		errs = append(errs, field.Invalid(specPath, fs.Spec, fmt.Sprintf("spec of '%s' must equal the fixed value", fs.Name)))
+		errs = append(errs, field.Invalid(specPath, validation.InternalJSON(fs.Spec), fmt.Sprintf("spec of '%s' must equal the fixed value", fs.Name)))
 	}
 	return append(errs, validateStatus(&fs.Status, field.NewPath("status"))...)
 }
@@ -60,7 +62,7 @@ func validateSpec(name string, spec *flowcontrolv1.FlowSchemaSpec, fld *field.Pa
 		errs = append(errs, field.Invalid(fld.Child("matchingPrecedence"), spec.MatchingPrecedence, "only the schema named 'exempt' may have matchingPrecedence 1"))
 	}
 	if spec.DistinguisherMethod != nil && !slices.Contains(supportedDistinguisherMethods, string(spec.DistinguisherMethod.Type)) {
-		errs = append(errs, field.NotSupported(fld.Child("distinguisherMethod").Child("type"), spec.DistinguisherMethod, supportedDistinguisherMethods))
+		errs = append(errs, field.NotSupported(fld.Child("distinguisherMethod").Child("type"), validation.InternalJSON(spec.DistinguisherMethod), supportedDistinguisherMethods))
 	}
 	plPath := fld.Child("priorityLevelConfiguration").Child("name")
 	if pl := spec.PriorityLevelConfiguration.Name; pl != "" {

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 	"k8s.io/apiserver/pkg/util/shufflesharding"
+
+	"github.com/apictl/apictl/pkg/kinds/validation"
 )
 
 var (
@@ -36,7 +38,20 @@ func validate(pl *flowcontrolv1.PriorityLevelConfiguration) field.ErrorList {
 	specPath := field.NewPath("spec")
 	errs = append(errs, validateSpec(&pl.Spec, pl.Name, specPath)...)
 	errs = append(errs, validateMandatory(pl, specPath)...)
-	return append(errs, validateStatus(&pl.Status, field.NewPath("status"))...)
+	errs = append(errs, validateStatus(&pl.Status, field.NewPath("status"))...)
+	// kube reports the errors its declarative validation covers (the union members and their type)
+	// as that validation words them, without detail, after the hand-written ones.
+	var out, declarative field.ErrorList
+	for _, e := range errs {
+		if e.CoveredByDeclarative {
+			d := *e
+			d.Detail, d.CoveredByDeclarative = "", false
+			declarative = append(declarative, &d)
+			continue
+		}
+		out = append(out, e)
+	}
+	return append(out, declarative...)
 }
 
 // validateMandatory is ValidateIfMandatoryPriorityLevelConfigurationObject: a mandatory level keeps
@@ -56,12 +71,12 @@ func validateMandatory(pl *flowcontrolv1.PriorityLevelConfiguration, fld *field.
 		have := pl.Spec.DeepCopy()
 		have.Exempt = mand.Spec.Exempt
 		if !apiequality.Semantic.DeepEqual(&mand.Spec, have) {
-			return field.ErrorList{field.Invalid(fld, pl.Spec, fmt.Sprintf("spec of '%s' except the 'spec.exempt' field must equal the fixed value", pl.Name))}
+			return field.ErrorList{field.Invalid(fld, validation.InternalJSON(pl.Spec), fmt.Sprintf("spec of '%s' except the 'spec.exempt' field must equal the fixed value", pl.Name))}
 		}
 		return nil
 	}
 	if !apiequality.Semantic.DeepEqual(pl.Spec, mand.Spec) {
-		return field.ErrorList{field.Invalid(fld, pl.Spec, fmt.Sprintf("spec of '%s' must equal the fixed value", pl.Name))}
+		return field.ErrorList{field.Invalid(fld, validation.InternalJSON(pl.Spec), fmt.Sprintf("spec of '%s' must equal the fixed value", pl.Name))}
 	}
 	return nil
 }
@@ -74,22 +89,22 @@ func validateSpec(spec *flowcontrolv1.PriorityLevelConfigurationSpec, name strin
 	switch spec.Type {
 	case flowcontrolv1.PriorityLevelEnablementExempt:
 		if spec.Limited != nil {
-			errs = append(errs, field.Forbidden(fld.Child("limited"), "must be nil if the type is not Limited"))
+			errs = append(errs, field.Forbidden(fld.Child("limited"), "must be nil if the type is not Limited").MarkCoveredByDeclarative())
 		}
 		if spec.Exempt != nil {
 			errs = append(errs, validateExempt(spec.Exempt, fld.Child("exempt"))...)
 		}
 	case flowcontrolv1.PriorityLevelEnablementLimited:
 		if spec.Exempt != nil {
-			errs = append(errs, field.Forbidden(fld.Child("exempt"), "must be nil if the type is Limited"))
+			errs = append(errs, field.Forbidden(fld.Child("exempt"), "must be nil if the type is Limited").MarkCoveredByDeclarative())
 		}
 		if spec.Limited == nil {
-			errs = append(errs, field.Required(fld.Child("limited"), "must not be empty when type is Limited"))
+			errs = append(errs, field.Required(fld.Child("limited"), "must not be empty when type is Limited").MarkCoveredByDeclarative())
 		} else {
 			errs = append(errs, validateLimited(spec.Limited, fld.Child("limited"))...)
 		}
 	case "":
-		errs = append(errs, field.Required(fld.Child("type"), ""))
+		errs = append(errs, field.Required(fld.Child("type"), "").MarkCoveredByDeclarative())
 	default:
 		errs = append(errs, field.NotSupported(fld.Child("type"), spec.Type, supportedTypes))
 	}
@@ -126,15 +141,15 @@ func validateLimitResponse(lr flowcontrolv1.LimitResponse, fld *field.Path) fiel
 	switch lr.Type {
 	case flowcontrolv1.LimitResponseTypeReject:
 		if lr.Queuing != nil {
-			return field.ErrorList{field.Forbidden(fld.Child("queuing"), "must be nil if limited.limitResponse.type is not Limited")}
+			return field.ErrorList{field.Forbidden(fld.Child("queuing"), "must be nil if limited.limitResponse.type is not Limited").MarkCoveredByDeclarative()}
 		}
 	case flowcontrolv1.LimitResponseTypeQueue:
 		if lr.Queuing == nil {
-			return field.ErrorList{field.Required(fld.Child("queuing"), "must not be empty if limited.limitResponse.type is Limited")}
+			return field.ErrorList{field.Required(fld.Child("queuing"), "must not be empty if limited.limitResponse.type is Limited").MarkCoveredByDeclarative()}
 		}
 		return validateQueuing(lr.Queuing, fld.Child("queuing"))
 	case "":
-		return field.ErrorList{field.Required(fld.Child("type"), "")}
+		return field.ErrorList{field.Required(fld.Child("type"), "").MarkCoveredByDeclarative()}
 	default:
 		return field.ErrorList{field.NotSupported(fld.Child("type"), lr.Type, supportedLimitResponse)}
 	}
