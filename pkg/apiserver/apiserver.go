@@ -196,6 +196,9 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if err != nil {
 		return nil, err
 	}
+	if err := addPriorityAndFairness(s, cfg, cl, caches, &bg); err != nil {
+		return nil, err
+	}
 	if err := addAdmission(s, cfg, rest, cl, caches); err != nil {
 		return nil, err
 	}

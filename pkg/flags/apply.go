@@ -132,6 +132,7 @@ func (o *GenericOptions) ApplyTo(_ context.Context, cfg *serve.Config) error {
 // ApplyTo copies the feature switches into cfg.
 func (o *FeatureOptions) ApplyTo(_ context.Context, cfg *serve.Config) error {
 	cfg.EnableProfiling = o.Profiling
+	cfg.EnablePriorityAndFairness = o.EnablePriorityAndFairness
 	return nil
 }
 

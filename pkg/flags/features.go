@@ -6,14 +6,21 @@ import "github.com/spf13/pflag"
 type FeatureOptions struct {
 	// Profiling serves /debug/pprof.
 	Profiling bool
+	// EnablePriorityAndFairness queues and dispatches requests by API Priority and Fairness instead of
+	// the max-in-flight limits.
+	EnablePriorityAndFairness bool
 }
 
 // NewFeatureOptions returns kube's defaults.
-func NewFeatureOptions() *FeatureOptions { return &FeatureOptions{Profiling: true} }
+func NewFeatureOptions() *FeatureOptions {
+	return &FeatureOptions{Profiling: true, EnablePriorityAndFairness: true}
+}
 
 // AddFlags registers the feature flags with the current values as defaults.
 func (o *FeatureOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Enable profiling via web interface host:port/debug/pprof/")
+	fs.BoolVar(&o.EnablePriorityAndFairness, "enable-priority-and-fairness", o.EnablePriorityAndFairness,
+		"If true, replace the max-in-flight handler with an enhanced one that queues and dispatches with priority and fairness")
 }
 
 // Complete has nothing to fill in.

@@ -4,6 +4,7 @@
 package flags
 
 import (
+	"fmt"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -153,10 +154,43 @@ func (o *ServerOptions) Validate() []error {
 	for _, s := range o.sections() {
 		errs = append(errs, s.section.Validate()...)
 	}
+	errs = append(errs, o.validatePriorityAndFairness()...)
 	sec, insec := o.SecureServing, o.InsecureServing
 	if sec.BindPort != 0 && sec.BindPort == insec.BindPort && addressesOverlap(sec.BindAddress, insec.BindAddress) {
 		errs = append(errs, problemf(SectionInsecureServing, "insecure-port", strconv.Itoa(insec.BindPort),
 			"is also the --secure-port on an overlapping address (%s and %s): give the two listeners different ports", sec.BindAddress, insec.BindAddress))
+	}
+	return errs
+}
+
+// validatePriorityAndFairness is kube's check that API Priority and Fairness has its API (the first
+// of the runtime-config keys that settle flowcontrol.apiserver.k8s.io/v1 decides) and a positive
+// concurrency limit to share out.
+func (o *ServerOptions) validatePriorityAndFairness() []error {
+	if !o.Features.EnablePriorityAndFairness {
+		return nil
+	}
+	var errs []error
+	for _, key := range []string{"flowcontrol.apiserver.k8s.io/v1", "api/ga", "api/all"} {
+		v, ok := o.APIEnablement.RuntimeConfig[key]
+		if !ok {
+			continue
+		}
+		if v == "false" {
+			// kube's words, which name both flags; then the fix.
+			errs = append(errs, &Problem{Section: SectionAPIEnablement, Message: fmt.Sprintf(
+				"--runtime-config=%s=false conflicts with --enable-priority-and-fairness=true: serve flowcontrol.apiserver.k8s.io/v1 or pass --enable-priority-and-fairness=false", key)})
+		}
+		if v == "true" || v == "false" {
+			break
+		}
+	}
+	g := o.Generic
+	// A negative limit is reported by its own check.
+	if g.MaxRequestsInFlight >= 0 && g.MaxMutatingRequestsInFlight >= 0 && g.MaxRequestsInFlight+g.MaxMutatingRequestsInFlight == 0 {
+		errs = append(errs, &Problem{Section: SectionGeneric, Message: fmt.Sprintf(
+			"invalid configuration: MaxRequestsInFlight=%d and MaxMutatingRequestsInFlight=%d; they must add up to something positive: API Priority and Fairness shares their sum out; raise --max-requests-inflight or pass --enable-priority-and-fairness=false",
+			g.MaxRequestsInFlight, g.MaxMutatingRequestsInFlight)})
 	}
 	return errs
 }

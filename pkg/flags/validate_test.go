@@ -205,9 +205,22 @@ func TestValidate(t *testing.T) {
 			"runtime-config: has an invalid value of apps/v1: nope", "runtime-config: has an invalid key apps:"}},
 		{name: "only api/all=false", modify: func(o *ServerOptions) {
 			o.APIEnablement.RuntimeConfig = map[string]string{"api/all": "false"}
-		}, want: []string{"runtime-config: is an invalid key with only api/all=false"}},
+		}, want: []string{"runtime-config: is an invalid key with only api/all=false", ": --runtime-config=api/all=false conflicts with --enable-priority-and-fairness=true"}},
 		{name: "api config missing", modify: func(o *ServerOptions) { o.APIEnablement.APIConfig = []string{"/nonexistent/crds"} },
 			want: []string{"api-config: does not exist"}},
+		{name: "priority and fairness without its API", modify: func(o *ServerOptions) {
+			o.APIEnablement.RuntimeConfig = map[string]string{"api/ga": "false", "api/all": "true"}
+		}, want: []string{": --runtime-config=api/ga=false conflicts with --enable-priority-and-fairness=true"}},
+		{name: "priority and fairness with its API turned back on", modify: func(o *ServerOptions) {
+			o.APIEnablement.RuntimeConfig = map[string]string{"api/all": "false", "flowcontrol.apiserver.k8s.io/v1": "true", "/v1": "true"}
+		}},
+		{name: "no priority and fairness without its API", modify: func(o *ServerOptions) {
+			o.Features.EnablePriorityAndFairness = false
+			o.APIEnablement.RuntimeConfig = map[string]string{"flowcontrol.apiserver.k8s.io/v1": "false"}
+		}},
+		{name: "priority and fairness without concurrency", modify: func(o *ServerOptions) {
+			o.Generic.MaxRequestsInFlight, o.Generic.MaxMutatingRequestsInFlight = 0, 0
+		}, want: []string{": invalid configuration: MaxRequestsInFlight=0 and MaxMutatingRequestsInFlight=0; they must add up to something positive"}},
 		{name: "log format", modify: func(o *ServerOptions) { o.Logs.Format = "xml" },
 			want: []string{"log-format: is not a log format"}},
 	}

@@ -63,6 +63,10 @@ func TestBuiltinMatchesKube(t *testing.T) {
 		// kube-apiserver v1.37.2's GET /apis/apiextensions.k8s.io/v1.
 		{"apiextensions.k8s.io", "customresourcedefinitions", "CustomResourceDefinition", false, all, []string{"crd", "crds"}, "jfWCUB31mvA=",
 			map[string][]string{"status": {"get", "patch", "update"}}},
+		// kube-apiserver v1.37.2's GET /apis/flowcontrol.apiserver.k8s.io/v1.
+		{"flowcontrol.apiserver.k8s.io", "flowschemas", "FlowSchema", false, all, nil, "GJVAJZSZBIw=", map[string][]string{"status": {"get", "patch", "update"}}},
+		{"flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "PriorityLevelConfiguration", false, all, nil, "Kir5PVfvNeI=",
+			map[string][]string{"status": {"get", "patch", "update"}}},
 		// kube-apiserver v1.37.2's GET /apis/storagemigration.k8s.io/v1.
 		{"storagemigration.k8s.io", "storageversionmigrations", "StorageVersionMigration", false, all, nil, "pCjmmKOkLy4=",
 			map[string][]string{"status": {"get", "patch", "update"}}},
@@ -141,7 +145,7 @@ func TestBuiltinGroupOrder(t *testing.T) {
 	}
 	want := []string{"", "apiregistration.k8s.io", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "networking.k8s.io",
 		"rbac.authorization.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io", "coordination.k8s.io", "discovery.k8s.io",
-		"storagemigration.k8s.io"}
+		"flowcontrol.apiserver.k8s.io", "storagemigration.k8s.io"}
 	if !slices.Equal(names, want) {
 		t.Errorf("groups %q, want kube's discovery order %q", names, want)
 	}

@@ -48,7 +48,7 @@ func TestSummaries(t *testing.T) {
 		names = append(names, s.Name)
 	}
 	want := "/api/v1 /apis/apiregistration.k8s.io/v1 /apis/events.k8s.io/v1 /apis/authentication.k8s.io/v1 /apis/authorization.k8s.io/v1 /apis/rbac.authorization.k8s.io/v1 " +
-		"/apis/admissionregistration.k8s.io/v1 /apis/apiextensions.k8s.io/v1 /apis/coordination.k8s.io/v1 /apis/discovery.k8s.io/v1 " +
+		"/apis/admissionregistration.k8s.io/v1 /apis/apiextensions.k8s.io/v1 /apis/coordination.k8s.io/v1 /apis/discovery.k8s.io/v1 /apis/flowcontrol.apiserver.k8s.io/v1 " +
 		"/apis/storagemigration.k8s.io/v1 /apis/example.com/v1 /apis/example.com/v1beta1 /apis/other.io/v1 non-resource"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("sections %s, want %s", got, want)

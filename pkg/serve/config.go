@@ -51,6 +51,10 @@ type Config struct {
 	LivezGracePeriod time.Duration
 	// EnableProfiling serves /debug/pprof/.
 	EnableProfiling bool
+	// EnablePriorityAndFairness asks for API Priority and Fairness in place of the max-in-flight
+	// limits, whose sum is then the server's concurrency limit. The server's builder installs it
+	// (Server.SetRequestLimit): it needs the flowcontrol API served.
+	EnablePriorityAndFairness bool
 	// FeatureGates are the resolved --feature-gates.
 	FeatureGates features.Gates
 

@@ -206,10 +206,14 @@ func (p *PreparedServer) chain(authn auth.Authenticator, authz auth.Authorizer) 
 	c := p.cfg
 	log := c.Logger
 	var h http.Handler = p.mux
+	limit := p.requestLimit
+	if limit == nil {
+		limit = filters.WithMaxInFlightLimit(c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight, p.metrics)
+	}
 	wrap := []func(http.Handler) http.Handler{
 		filters.WithMaxRequestBody(c.MaxRequestBodyBytes),
 		filters.WithAuthorization(c.Audit.Authorizer(authz), log),
-		filters.WithMaxInFlightLimit(c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight, p.metrics),
+		limit,
 		filters.WithImpersonation(authz, log),
 		c.Audit.WithAudit,
 		filters.WithAuthentication(c.Audit.Authenticator(authn), log),

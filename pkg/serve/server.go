@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve/filters"
@@ -35,6 +36,11 @@ type Server struct {
 	mux      *dispatcher
 	registry *prometheus.Registry
 	metrics  *filters.Metrics
+	// gatherers are the metrics of libraries that keep their own registry, served on /metrics too.
+	gatherers []prometheus.Gatherer
+	// requestLimit, when set, takes the place of the max-in-flight limit in the chain (API Priority
+	// and Fairness).
+	requestLimit func(http.Handler) http.Handler
 
 	// stateMu serializes SetAPI, so that each state reuses from the one before it.
 	stateMu sync.Mutex
@@ -87,7 +93,13 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding the version: %w", err)
 	}
-	metrics := promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})
+	// The gatherers are read at each scrape: they are added while the server is built, after this.
+	metrics := promhttp.HandlerFor(prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		s.mu.Lock()
+		g := append(prometheus.Gatherers{s.registry}, s.gatherers...)
+		s.mu.Unlock()
+		return g.Gather()
+	}), promhttp.HandlerOpts{})
 	e := s.mux.endpoints
 	e[routes.EndpointVersion] = version
 	e[routes.EndpointMetrics] = func(w http.ResponseWriter, r *http.Request, _ *routes.Match) { metrics.ServeHTTP(w, r) }
@@ -104,6 +116,26 @@ func (c CompletedConfig) New() (*Server, error) {
 
 // Registry is the server's Prometheus registry, for components that export their own metrics.
 func (s *Server) Registry() prometheus.Registerer { return s.registry }
+
+// AddMetrics serves g's metrics on /metrics beside the server's own; its names must not be the
+// server's.
+func (s *Server) AddMetrics(g prometheus.Gatherer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gatherers = append(s.gatherers, g)
+}
+
+// SetRequestLimit puts limit where the max-in-flight limit is in the handler chain of both ports,
+// right outside authorization, as kube puts API Priority and Fairness there.
+func (s *Server) SetRequestLimit(limit func(http.Handler) http.Handler) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prepared {
+		return errors.New("unable to set the request limit: the server is already prepared to run")
+	}
+	s.requestLimit = limit
+	return nil
+}
 
 // AddPostStartHook registers fn to run once the listeners are bound. Until it returns, the
 // poststarthook/<name> check fails, so /readyz reports the server not ready.

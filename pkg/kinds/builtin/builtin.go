@@ -11,9 +11,11 @@ import (
 	"github.com/apictl/apictl/pkg/kinds"
 	"github.com/apictl/apictl/pkg/kinds/core/configmaps"
 	"github.com/apictl/apictl/pkg/kinds/core/podtemplates"
-	"github.com/apictl/apictl/pkg/kinds/storagemigration/storageversionmigrations"
+	"github.com/apictl/apictl/pkg/kinds/flowcontrol/flowschemas"
+	"github.com/apictl/apictl/pkg/kinds/flowcontrol/prioritylevelconfigurations"
 	"github.com/apictl/apictl/pkg/kinds/networking/ipaddresses"
 	"github.com/apictl/apictl/pkg/kinds/networking/servicecidrs"
+	"github.com/apictl/apictl/pkg/kinds/storagemigration/storageversionmigrations"
 )
 
 // Kinds returns every described kind, completed, in a new slice.
@@ -24,6 +26,8 @@ func Kinds() []kinds.Kind {
 		storageversionmigrations.Kind(),
 		servicecidrs.Kind(),
 		ipaddresses.Kind(),
+		flowschemas.Kind(),
+		prioritylevelconfigurations.Kind(),
 	}
 	for i := range all {
 		all[i] = all[i].Complete()

@@ -29,7 +29,9 @@ var probeObjects = map[string]string{
 	"widgets":             `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"%s"},"spec":{"replicas":1}}`,
 	"servicecidrs":        `{"apiVersion":"networking.k8s.io/v1","kind":"ServiceCIDR","metadata":{"name":"%s"},"spec":{"cidrs":["10.9.0.0/24"]}}`,
 	// An IPAddress is named by its address (probeName).
-	"ipaddresses": `{"apiVersion":"networking.k8s.io/v1","kind":"IPAddress","metadata":{"name":"%s"},"spec":{"parentRef":{"resource":"probes","name":"p"}}}`,
+	"ipaddresses":                 `{"apiVersion":"networking.k8s.io/v1","kind":"IPAddress","metadata":{"name":"%s"},"spec":{"parentRef":{"resource":"probes","name":"p"}}}`,
+	"flowschemas":                 `{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"FlowSchema","metadata":{"name":"%s"},"spec":{"priorityLevelConfiguration":{"name":"global-default"}}}`,
+	"prioritylevelconfigurations": `{"apiVersion":"flowcontrol.apiserver.k8s.io/v1","kind":"PriorityLevelConfiguration","metadata":{"name":"%s"},"spec":{"type":"Limited","limited":{"limitResponse":{"type":"Reject"}}}}`,
 
 	// events.k8s.io/v1 events are the core events: theirs are named apart (probeName).
 	"events.k8s.io/events": `{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"%s-v1"},"eventTime":"2026-01-01T00:00:00.000000Z",` +

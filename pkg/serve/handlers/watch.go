@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -99,11 +100,23 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 	}
 	ew := newEventWriter(w, s, table)
 	ew.partial, ew.partialVersion = out.partial, out.partialVersion
+	// API Priority and Fairness holds the watch's seats until it is initialized: once the events
+	// waiting at its start are written (kube's cache watcher says so after its initial events).
+	initialized := false
+	initDone := func() {
+		if !initialized {
+			initialized = true
+			utilflowcontrol.WatchInitialized(r.Context())
+		}
+	}
 	// A bookmark shortly before the deadline lets a client resume from the newest revision.
 	beforeDeadline := time.NewTimer(max(timeout-2*time.Second, timeout/2))
 	defer beforeDeadline.Stop()
 	done := request.LongRunningDone(r.Context())
 	events := watcher.Events()
+	if len(events) == 0 {
+		initDone()
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -135,6 +148,7 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 			}
 			if len(events) == 0 {
 				ew.flush()
+				initDone()
 			}
 		}
 	}

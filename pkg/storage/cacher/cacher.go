@@ -157,6 +157,8 @@ type Stats struct {
 	// Revision is the cache's revision; Objects how many objects it holds.
 	Revision int64
 	Objects  int
+	// Bytes is the objects' stored size, summed.
+	Bytes int64
 	// Watchers counts the watches being served.
 	Watchers int
 	// Oldest is the oldest revision a watch can start from; Changes how many changes the window holds.
@@ -172,6 +174,7 @@ func (c *Cacher) Stats() Stats {
 		Ready:    c.isReady(),
 		Revision: c.rev,
 		Objects:  c.index.size,
+		Bytes:    c.index.bytes,
 		Watchers: int(c.liveWatchers.Load()),
 		Oldest:   c.window.oldest,
 		Changes:  len(c.window.buf),

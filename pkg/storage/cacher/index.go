@@ -17,6 +17,9 @@ type index struct {
 	chunks []*chunk
 	gen    atomic.Uint64
 	size   int
+	// bytes sums the stored values' lengths, for the average object size that API Priority and
+	// Fairness charges a list by.
+	bytes int64
 }
 
 type chunk struct {
@@ -33,6 +36,10 @@ const maxChunk = 512
 func (x *index) build(versions []*version) {
 	x.chunks = nil
 	x.size = len(versions)
+	x.bytes = 0
+	for _, v := range versions {
+		x.bytes += int64(len(v.kv.Value))
+	}
 	gen := x.gen.Load()
 	for len(versions) > 0 {
 		n := min(len(versions), maxChunk/2)
@@ -83,6 +90,7 @@ func (x *index) get(key string) *version {
 
 // put makes v the current version of its key and returns the one it replaces, if any.
 func (x *index) put(v *version) (prev *version) {
+	x.bytes += int64(len(v.kv.Value))
 	if len(x.chunks) == 0 {
 		x.chunks = []*chunk{{gen: x.gen.Load(), items: []*version{v}}}
 		x.size = 1
@@ -92,6 +100,7 @@ func (x *index) put(v *version) (prev *version) {
 	c := x.own(ci)
 	if found {
 		prev, c.items[i] = c.items[i], v
+		x.bytes -= int64(len(prev.kv.Value))
 		return prev
 	}
 	c.items = slices.Insert(c.items, i, v)
@@ -117,6 +126,7 @@ func (x *index) delete(key string) *version {
 	prev := c.items[i]
 	c.items = slices.Delete(c.items, i, i+1)
 	x.size--
+	x.bytes -= int64(len(prev.kv.Value))
 	if len(c.items) == 0 {
 		x.chunks = slices.Delete(x.chunks, ci, ci+1)
 	}

@@ -43,7 +43,7 @@ func TestIndexAgainstMap(t *testing.T) {
 			}
 			delete(want, key)
 		} else {
-			prev := x.put(newVersion(storage.KeyValue{Key: key, ModRevision: int64(step)}))
+			prev := x.put(newVersion(storage.KeyValue{Key: key, ModRevision: int64(step), Value: make([]byte, step%7)}))
 			if old, ok := want[key]; ok != (prev != nil) || ok && prev.kv.ModRevision != old {
 				t.Fatalf("step %d: put %s replaced %v, want revision %d (present %v)", step, key, prev, old, ok)
 			}
@@ -57,6 +57,13 @@ func TestIndexAgainstMap(t *testing.T) {
 	got := keysOfSnapshot(x.snapshot(), "configmaps/")
 	if !slices.Equal(got, sortedKeys()) || x.size != len(want) {
 		t.Fatalf("index holds %d keys (size %d), want %d", len(got), x.size, len(want))
+	}
+	var bytes int64
+	for _, rev := range want {
+		bytes += rev % 7
+	}
+	if x.bytes != bytes {
+		t.Errorf("index counts %d bytes, want %d", x.bytes, bytes)
 	}
 	for i, s := range snaps {
 		if got := keysOfSnapshot(s, "configmaps/"); !slices.Equal(got, snapWants[i]) {
