@@ -37,6 +37,7 @@ type ServerOptions struct {
 	Services        *ServicesOptions
 	LeaderElection  *LeaderElectionOptions
 	Controllers     *ControllerOptions
+	Signing         *SigningOptions
 
 	// ConfigFile is a YAML file whose keys are flag names; flags and the environment override it.
 	ConfigFile string
@@ -64,6 +65,7 @@ func NewServerOptions() *ServerOptions {
 		Services:        NewServicesOptions(),
 		LeaderElection:  NewLeaderElectionOptions(),
 		Controllers:     NewControllerOptions(),
+		Signing:         NewSigningOptions(),
 	}
 }
 
@@ -90,6 +92,7 @@ func (o *ServerOptions) sections() []struct {
 		{SectionMisc, o.Services},
 		{SectionLeaderElection, o.LeaderElection},
 		{SectionLeaderElection, o.Controllers},
+		{SectionLeaderElection, o.Signing},
 	}
 }
 
@@ -128,8 +131,10 @@ func (o *ServerOptions) Complete() error {
 		o.Authentication.ServiceAccounts.tlsKeyFile = o.SecureServing.KeyFile
 	}
 	o.Authentication.RequestHeader.bootstrapCertDir = ""
+	o.Signing.bootstrapCertDir = ""
 	if o.SecureServing.CertFile == "" && o.SecureServing.BindPort != 0 {
 		o.Authentication.RequestHeader.bootstrapCertDir = o.SecureServing.CertDir
+		o.Signing.bootstrapCertDir = o.SecureServing.CertDir
 	}
 	if gates, errs := features.Parse(o.Generic.FeatureGates); len(errs) == 0 {
 		o.Authentication.RequestHeader.uidHeadersOff = !gates.Enabled(features.RemoteRequestHeaderUID)

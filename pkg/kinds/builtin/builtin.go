@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apictl/apictl/pkg/kinds"
+	"github.com/apictl/apictl/pkg/kinds/certificates/certificatesigningrequests"
+	"github.com/apictl/apictl/pkg/kinds/certificates/clustertrustbundles"
 	"github.com/apictl/apictl/pkg/kinds/core/configmaps"
 	"github.com/apictl/apictl/pkg/kinds/core/podtemplates"
 )
@@ -18,6 +20,8 @@ func Kinds() []kinds.Kind {
 	all := []kinds.Kind{
 		configmaps.Kind(),
 		podtemplates.Kind(),
+		certificatesigningrequests.Kind(),
+		clustertrustbundles.Kind(),
 	}
 	for i := range all {
 		all[i] = all[i].Complete()
