@@ -155,3 +155,17 @@ func signRequest(ca *KeyPair, der []byte, cr *x509.CertificateRequest, usages []
 	}
 	return parseSigned(certPEM)
 }
+
+// newRequest makes a PKCS#10 request (PEM) for key, with the user's name and groups as subject.
+func newRequest(key crypto.Signer, commonName string, organizations []string) ([]byte, error) {
+	silenceCFSSL()
+	cr := &csr.CertificateRequest{CN: commonName}
+	for _, o := range organizations {
+		cr.Names = append(cr.Names, csr.Name{O: o})
+	}
+	pemBytes, err := csr.Generate(key, cr)
+	if err != nil {
+		return nil, fmt.Errorf("creating a certificate request for %q: %w", commonName, err)
+	}
+	return pemBytes, nil
+}

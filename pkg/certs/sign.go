@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// Request is a PKCS#10 certificate request that a CA signs as it is, the way kube-controller-manager's
+// SignRequest is a PKCS#10 certificate request that a CA signs as it is, the way kube-controller-manager's
 // CSR signers do: the subject and subject alternative names are the request's, the usages and
 // validity are the signer's.
-type Request struct {
+type SignRequest struct {
 	// PEM is the request, one CERTIFICATE REQUEST block.
 	PEM []byte
 	// Usages are kube's key usage names (certificates.k8s.io/v1 KeyUsage: "digital signature",
@@ -47,7 +47,7 @@ func LoadCA(certFile, keyFile string) (*KeyPair, error) {
 }
 
 // Sign has ca sign req through cfssl and returns the certificate as PEM.
-func Sign(ca *KeyPair, req Request) ([]byte, error) {
+func Sign(ca *KeyPair, req SignRequest) ([]byte, error) {
 	if ca == nil || ca.Key == nil {
 		return nil, errors.New("signing a certificate request: the CA has no key")
 	}

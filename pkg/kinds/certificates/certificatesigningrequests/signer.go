@@ -195,7 +195,7 @@ func (sc *signingController) sign(csr *certificatesv1.CertificateSigningRequest)
 	}
 	now := sc.now()
 	notBefore, notAfter := validity(now, requestedDuration(csr.Spec.ExpirationSeconds, sc.signing.Duration))
-	cert, err := certs.Sign(ca, certs.Request{PEM: csr.Spec.Request, Usages: usages, NotBefore: notBefore, NotAfter: notAfter})
+	cert, err := certs.Sign(ca, certs.SignRequest{PEM: csr.Spec.Request, Usages: usages, NotBefore: notBefore, NotAfter: notAfter})
 	if err != nil {
 		return fmt.Errorf("error auto signing csr: %w", err)
 	}
