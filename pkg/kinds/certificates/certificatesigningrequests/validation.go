@@ -191,19 +191,11 @@ func validateConditions(fldPath *field.Path, csr *certificatesv1.CertificateSign
 		case !allowed.Has(string(c.Status)):
 			errs = append(errs, field.NotSupported(fldPath.Index(i).Child("status"), c.Status, sets.List(allowed)))
 		}
-		if !opts.allowBothApprovedAndDenied {
-			switch c.Type {
-			case certificatesv1.CertificateApproved:
-				hasApproved = true
-				if hasDenied {
-					errs = append(errs, field.Invalid(fldPath, c.Type, "Approved and Denied conditions are mutually exclusive"))
-				}
-			case certificatesv1.CertificateDenied:
-				hasDenied = true
-				if hasApproved {
-					errs = append(errs, field.Invalid(fldPath, c.Type, "Approved and Denied conditions are mutually exclusive"))
-				}
-			}
+		switch c.Type {
+		case certificatesv1.CertificateApproved:
+			hasApproved = true
+		case certificatesv1.CertificateDenied:
+			hasDenied = true
 		}
 		if !opts.allowDuplicateConditionTypes {
 			if seenTypes[c.Type] {
@@ -211,6 +203,11 @@ func validateConditions(fldPath *field.Path, csr *certificatesv1.CertificateSign
 			}
 			seenTypes[c.Type] = true
 		}
+	}
+	if hasApproved && hasDenied && !opts.allowBothApprovedAndDenied {
+		// kube v1.37 reports this through its declarative validation (zeroOrOneOf), in its words.
+		errs = append(errs, field.Invalid(fldPath, `{conditions[{"type": "Approved"}], conditions[{"type": "Denied"}]}`,
+			"must specify at most one of: `conditions[{\"type\": \"Approved\"}]`, `conditions[{\"type\": \"Denied\"}]`"))
 	}
 	return errs
 }
