@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/apictl/apictl/pkg/admission"
 	"github.com/apictl/apictl/pkg/flags"
 	"github.com/apictl/apictl/pkg/gcrelax"
 	"github.com/apictl/apictl/pkg/memreturn"
@@ -123,6 +124,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		MinRequestTimeout: cfg.MinRequestTimeout,
 		Features:          cfg.FeatureGates,
 		Escalation:        escalation,
+		Authorizer:        admission.KubeAuthorizer(cfg.Authorization),
 		// The review APIs ask the secure port's authenticator and authorizer.
 		Creaters: withTokenRequest(reviewCreaters(cfg),
 			cfg.ServiceAccountTokens),
@@ -215,7 +217,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		return nil, err
 	}
 	addEndpointControllers(cfg, cl, &ctrls)
-	if err := addKindControllers(cfg, cl, &ctrls); err != nil {
+	if err := addKindControllers(cfg, cl, &ctrls, o.Signing.Effective()); err != nil {
 		return nil, err
 	}
 	if err := addGarbageCollector(s, cfg, cl, caches, &ctrls); err != nil {

@@ -140,7 +140,7 @@ func (c *clients) apiServices() (aggregatorclient.Interface, aggregatorinformers
 }
 
 // kindsControllerContext is what a kind's controller is built from (kinds.ControllerContext).
-func kindsControllerContext(cfg *serve.Config, cl *clients, name string) kinds.ControllerContext {
+func kindsControllerContext(cfg *serve.Config, cl *clients, name string, signing kinds.Signing) kinds.ControllerContext {
 	return kinds.ControllerContext{Client: cl.kube, Dynamic: cl.dynamic, Informers: cl.informers,
-		Logger: cfg.Logger.With("controller", name)}
+		Logger: cfg.Logger.With("controller", name), Signing: signing}
 }

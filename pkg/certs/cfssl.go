@@ -3,6 +3,7 @@ package certs
 import (
 	"crypto"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"sync"
 	"time"
@@ -128,4 +129,43 @@ func parseSigned(certPEM []byte) (*x509.Certificate, error) {
 		return nil, fmt.Errorf("reading the certificate cfssl signed: %w", err)
 	}
 	return certs[0], nil
+}
+
+// signRequest has ca sign a client's certificate request (der, parsed as cr) as it is: its subject
+// and SANs, the usages given, no extension of the request's, not a CA.
+func signRequest(ca *KeyPair, der []byte, cr *x509.CertificateRequest, usages []string, notBefore, notAfter time.Time) (*x509.Certificate, error) {
+	silenceCFSSL()
+	policy := &config.Signing{Default: &config.SigningProfile{
+		Usage:        usages,
+		Expiry:       notAfter.Sub(notBefore),
+		ExpiryString: notAfter.Sub(notBefore).String(),
+	}}
+	s, err := local.NewSigner(ca.Key, ca.Cert, signer.DefaultSigAlgo(ca.Key), policy)
+	if err != nil {
+		return nil, fmt.Errorf("preparing CA %q to sign: %w", ca.Cert.Subject.CommonName, err)
+	}
+	// Hosts, when nil, keeps the request's DNS, IP, email and URI SANs, as kube's signers do.
+	certPEM, err := s.Sign(signer.SignRequest{
+		Request:   string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})),
+		NotBefore: notBefore,
+		NotAfter:  notAfter,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("signing the certificate of %q with CA %q: %w", cr.Subject.CommonName, ca.Cert.Subject.CommonName, err)
+	}
+	return parseSigned(certPEM)
+}
+
+// newRequest makes a PKCS#10 request (PEM) for key, with the user's name and groups as subject.
+func newRequest(key crypto.Signer, commonName string, organizations []string) ([]byte, error) {
+	silenceCFSSL()
+	cr := &csr.CertificateRequest{CN: commonName}
+	for _, o := range organizations {
+		cr.Names = append(cr.Names, csr.Name{O: o})
+	}
+	pemBytes, err := csr.Generate(key, cr)
+	if err != nil {
+		return nil, fmt.Errorf("creating a certificate request for %q: %w", commonName, err)
+	}
+	return pemBytes, nil
 }

@@ -13,6 +13,8 @@ import (
 // is not listed here, so this list cannot drift from what runs.
 var ControllerNames = []string{
 	"apiservice-status-remote-available-controller",
+	"certificatesigningrequest-cleaner-controller",
+	"certificatesigningrequest-signing-controller",
 	"clusterrole-aggregation-controller",
 	"crd-status-and-cleanup-controller",
 	"endpoints-controller",

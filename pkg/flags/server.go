@@ -38,6 +38,7 @@ type ServerOptions struct {
 	Services        *ServicesOptions
 	LeaderElection  *LeaderElectionOptions
 	Controllers     *ControllerOptions
+	Signing         *SigningOptions
 
 	// ConfigFile is a YAML file whose keys are flag names; flags and the environment override it.
 	ConfigFile string
@@ -65,6 +66,7 @@ func NewServerOptions() *ServerOptions {
 		Services:        NewServicesOptions(),
 		LeaderElection:  NewLeaderElectionOptions(),
 		Controllers:     NewControllerOptions(),
+		Signing:         NewSigningOptions(),
 	}
 }
 
@@ -91,6 +93,7 @@ func (o *ServerOptions) sections() []struct {
 		{SectionMisc, o.Services},
 		{SectionLeaderElection, o.LeaderElection},
 		{SectionLeaderElection, o.Controllers},
+		{SectionLeaderElection, o.Signing},
 	}
 }
 
@@ -129,8 +132,10 @@ func (o *ServerOptions) Complete() error {
 		o.Authentication.ServiceAccounts.tlsKeyFile = o.SecureServing.KeyFile
 	}
 	o.Authentication.RequestHeader.bootstrapCertDir = ""
+	o.Signing.bootstrapCertDir = ""
 	if o.SecureServing.CertFile == "" && o.SecureServing.BindPort != 0 {
 		o.Authentication.RequestHeader.bootstrapCertDir = o.SecureServing.CertDir
+		o.Signing.bootstrapCertDir = o.SecureServing.CertDir
 	}
 	if gates, errs := features.Parse(o.Generic.FeatureGates); len(errs) == 0 {
 		o.Authentication.RequestHeader.uidHeadersOff = !gates.Enabled(features.RemoteRequestHeaderUID)

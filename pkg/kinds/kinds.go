@@ -14,6 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -39,6 +42,10 @@ type Kind struct {
 	// Controllers are the cluster-wide controllers that keep the kind's objects, as
 	// kube-controller-manager runs them.
 	Controllers []Controller
+	// Admission are kube's built-in validating admission plugins that belong to the kind (a CSR's
+	// approval needs the approve verb on its signer). They run after the kind's validation on every
+	// create and update of the kind and of its subresources, configured webhooks or not.
+	Admission []Admission
 	// Upstream names the k8s.io/kubernetes files that the kind's ported parts follow.
 	Upstream []Upstream
 }
@@ -134,6 +141,36 @@ type StatusStrategy interface {
 	ValidateStatusUpdate(obj, old runtime.Object) field.ErrorList
 }
 
+// Requester is a Strategy whose create records who asked, as kube's strategies read the request's
+// user from its context (a CSR's spec.username). PrepareForCreateBy runs after PrepareForCreate; u
+// is never nil.
+type Requester interface {
+	PrepareForCreateBy(obj runtime.Object, u user.Info)
+}
+
+// SubresourceStrategy is a Strategy of a kind whose subresources besides status write their own part
+// of the object (a CSR's approval writes its conditions): each such subresource of the kind's
+// Resource is handled here, by name.
+type SubresourceStrategy interface {
+	// WritesSubresource reports whether sub is one of them.
+	WritesSubresource(sub string) bool
+	// PrepareForSubresourceUpdate returns the object to store from what the client sent (obj) and
+	// what is stored (old). The server-owned metadata is reset from old afterwards.
+	PrepareForSubresourceUpdate(sub string, obj, old runtime.Object) runtime.Object
+	// ValidateSubresourceUpdate is the subresource's Validate...Update; the generic metadata checks
+	// run before it.
+	ValidateSubresourceUpdate(sub string, obj, old runtime.Object) field.ErrorList
+}
+
+// Admission is one of kube's built-in validating admission plugins, for one kind.
+type Admission struct {
+	// Name is kube's plugin name (CertificateApproval).
+	Name string
+	// Validate vets a write as the plugin does, with the server's authorizer; it refuses with kube's
+	// Forbidden error (admission.NewForbidden).
+	Validate func(ctx context.Context, a admission.Attributes, authz authorizer.Authorizer) error
+}
+
 // Controller is a cluster-wide controller that belongs to a kind, as kube-controller-manager runs
 // it: once per cluster, on the replica that holds the controllers' Lease.
 type Controller struct {
@@ -153,4 +190,14 @@ type ControllerContext struct {
 	Dynamic   dynamic.Interface
 	Informers informers.SharedInformerFactory
 	Logger    *slog.Logger
+	// Signing is the CA kube-controller-manager's CSR signers sign with.
+	Signing Signing
+}
+
+// Signing is kube-controller-manager's --cluster-signing-cert-file, --cluster-signing-key-file and
+// --cluster-signing-duration. Empty files mean no signer runs.
+type Signing struct {
+	CertFile, KeyFile string
+	// Duration is the longest a signed certificate lives.
+	Duration time.Duration
 }

@@ -52,8 +52,12 @@ func (r describedDefaulter) setDefaults(obj runtime.Object) { r.s.(kinds.Default
 // statusPart is a described kind's status subresource (statusRules, statusValidator).
 type statusPart struct{ st kinds.StatusStrategy }
 
+// statusUpdate resets the server-owned metadata from old: a kind may keep the client's metadata on
+// a status write, as kube's CSR status strategy does, but never these.
 func (p statusPart) statusUpdate(obj, old runtime.Object) runtime.Object {
-	return p.st.PrepareForStatusUpdate(obj, old)
+	out := p.st.PrepareForStatusUpdate(obj, old)
+	keepServerMeta(out, old)
+	return out
 }
 func (p statusPart) validateStatusUpdate(obj, old runtime.Object) field.ErrorList {
 	return p.st.ValidateStatusUpdate(obj, old)

@@ -75,6 +75,10 @@ type Strategy struct {
 	rules kindRules
 	// store are the generic store's settings for the kind, settled once: handlers ask on every request.
 	store kinds.StoreRules
+	// described is the strategy of a kind with a package of its own (pkg/kinds), for the optional
+	// parts (subresource.go); nil for the others.
+	described kinds.Strategy
+	admission []kinds.Admission
 }
 
 // StoreRules are the generic store's settings for the kind: its descriptor's, or for a kind without
@@ -114,7 +118,7 @@ func newStrategy(gvr schema.GroupVersionResource, res *routes.Resource) (s *Stra
 		return s, nil
 	}
 	if k, ok := kindsbuiltin.Lookup(s.GVK.GroupKind()); ok && k.Version == s.GVK.Version {
-		s.store = k.Store
+		s.store, s.described, s.admission = k.Store, k.Strategy, k.Admission
 		if s.rules, err = newDescribedRules(k, s.hasStatus); err != nil {
 			return nil, err
 		}

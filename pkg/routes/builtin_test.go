@@ -37,6 +37,10 @@ func TestBuiltinMatchesKube(t *testing.T) {
 		{"", "endpoints", "Endpoints", true, all, []string{"ep"}, "fWeeMqaN/OA=", nil},
 		{"discovery.k8s.io", "endpointslices", "EndpointSlice", true, all, nil, "qgS0xkrxYAI=", nil},
 		{"coordination.k8s.io", "leases", "Lease", true, all, nil, "", nil},
+		// kube-apiserver v1.37.2's GET /apis/certificates.k8s.io/v1.
+		{"certificates.k8s.io", "certificatesigningrequests", "CertificateSigningRequest", false, all, []string{"csr"}, "95fRKMXA+00=",
+			map[string][]string{"approval": {"get", "patch", "update"}, "status": {"get", "patch", "update"}}},
+		{"certificates.k8s.io", "clustertrustbundles", "ClusterTrustBundle", false, all, nil, "v5yhuVertL4=", nil},
 		{"rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", false, all, nil, "48tpQ8gZHFc=", nil},
 		{"rbac.authorization.k8s.io", "clusterroles", "ClusterRole", false, all, nil, "bYE5ZWDrJ44=", nil},
 		{"rbac.authorization.k8s.io", "rolebindings", "RoleBinding", true, all, nil, "eGsCzGH6b1g=", nil},
@@ -143,7 +147,7 @@ func TestBuiltinGroupOrder(t *testing.T) {
 	for _, g := range Builtin().Groups() {
 		names = append(names, g.Name)
 	}
-	want := []string{"", "apiregistration.k8s.io", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "networking.k8s.io",
+	want := []string{"", "apiregistration.k8s.io", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "certificates.k8s.io", "networking.k8s.io",
 		"rbac.authorization.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io", "coordination.k8s.io", "discovery.k8s.io",
 		"flowcontrol.apiserver.k8s.io", "storagemigration.k8s.io"}
 	if !slices.Equal(names, want) {

@@ -47,7 +47,7 @@ func TestSummaries(t *testing.T) {
 	for _, s := range sections {
 		names = append(names, s.Name)
 	}
-	want := "/api/v1 /apis/apiregistration.k8s.io/v1 /apis/events.k8s.io/v1 /apis/authentication.k8s.io/v1 /apis/authorization.k8s.io/v1 /apis/rbac.authorization.k8s.io/v1 " +
+	want := "/api/v1 /apis/apiregistration.k8s.io/v1 /apis/events.k8s.io/v1 /apis/authentication.k8s.io/v1 /apis/authorization.k8s.io/v1 /apis/certificates.k8s.io/v1 /apis/rbac.authorization.k8s.io/v1 " +
 		"/apis/admissionregistration.k8s.io/v1 /apis/apiextensions.k8s.io/v1 /apis/coordination.k8s.io/v1 /apis/discovery.k8s.io/v1 /apis/flowcontrol.apiserver.k8s.io/v1 " +
 		"/apis/storagemigration.k8s.io/v1 /apis/example.com/v1 /apis/example.com/v1beta1 /apis/other.io/v1 non-resource"
 	if got := strings.Join(names, " "); got != want {
@@ -95,7 +95,7 @@ func TestFilterCheck(t *testing.T) {
 	}{
 		{Filter{Group: "core", Version: "v1", Resource: "namespaces/finalize", Verb: "update"}, ""},
 		{Filter{Group: "example.com", Version: "v1beta1"}, ""},
-		{Filter{Group: "apps"}, `group "apps" is not served: use one of core, apiregistration.k8s.io, events.k8s.io, authentication.k8s.io, authorization.k8s.io, rbac.authorization.k8s.io, admissionregistration.k8s.io`},
+		{Filter{Group: "apps"}, `group "apps" is not served: use one of core, apiregistration.k8s.io, events.k8s.io, authentication.k8s.io, authorization.k8s.io, certificates.k8s.io, rbac.authorization.k8s.io, admissionregistration.k8s.io`},
 		{Filter{Group: "core", Version: "v2"}, `version "v2" is not served in group core`},
 		{Filter{Resource: "pods"}, `resource "pods" is not served`},
 		{Filter{Resource: "namespaces/scale"}, `resource "namespaces/scale" is not served`},

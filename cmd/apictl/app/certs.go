@@ -21,6 +21,8 @@ func newCertsCmd(streams Streams) *cobra.Command {
 		newCertsListCmd(streams),
 		newCertsRenewCmd(streams),
 		newCertsClientCmd(streams),
+		newCertsRequestCmd(streams),
+		newCertsFetchCmd(streams),
 		newCertsInspectCmd(streams),
 	)
 	cmd.Long = "Create and look after the certificates apictl serve uses: a CA, the serving pair, an admin client\n" +

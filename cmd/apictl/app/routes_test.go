@@ -98,7 +98,7 @@ func TestRoutesErrors(t *testing.T) {
 		{"runtime config", []string{"routes", "--runtime-config", "apps/v1=false,v1=maybe"}, ExitFailure,
 			[]string{"error: --runtime-config apps/v1=false has unknown api groups apps", "invalid value of /v1: maybe", "2 error(s)"}},
 		{"bad format", []string{"routes", "-o", "xml"}, ExitUsage, []string{`unknown output format "xml"`}},
-		{"unknown group", []string{"routes", "--group", "apps"}, ExitUsage, []string{`group "apps" is not served: use one of core, apiregistration.k8s.io, events.k8s.io, authentication.k8s.io, authorization.k8s.io, networking.k8s.io, rbac.authorization.k8s.io, admissionregistration.k8s.io, apiextensions.k8s.io, coordination.k8s.io, discovery.k8s.io`}},
+		{"unknown group", []string{"routes", "--group", "apps"}, ExitUsage, []string{`group "apps" is not served: use one of core, apiregistration.k8s.io, events.k8s.io, authentication.k8s.io, authorization.k8s.io, certificates.k8s.io, networking.k8s.io, rbac.authorization.k8s.io, admissionregistration.k8s.io, apiextensions.k8s.io, coordination.k8s.io, discovery.k8s.io`}},
 		{"unknown verb", []string{"routes", "--verb", "bind"}, ExitUsage, []string{`verb "bind" is not a discovery verb`}},
 		{"singular resource", []string{"routes", "--resource", "configmap"}, ExitUsage,
 			[]string{`error: resource "configmap" is not served: did you mean "configmaps"?` + "\nRun 'apictl routes --help' for usage.\n"}},
@@ -252,7 +252,7 @@ func TestRoutesCompletion(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"__complete", "routes", "--group", ""}, "core\napiregistration.k8s.io\nevents.k8s.io\nauthentication.k8s.io\nauthorization.k8s.io\nnetworking.k8s.io\nrbac.authorization.k8s.io\nadmissionregistration.k8s.io\napiextensions.k8s.io\ncoordination.k8s.io\ndiscovery.k8s.io\n"},
+		{[]string{"__complete", "routes", "--group", ""}, "core\napiregistration.k8s.io\nevents.k8s.io\nauthentication.k8s.io\nauthorization.k8s.io\ncertificates.k8s.io\nnetworking.k8s.io\nrbac.authorization.k8s.io\nadmissionregistration.k8s.io\napiextensions.k8s.io\ncoordination.k8s.io\ndiscovery.k8s.io\n"},
 		{[]string{"__complete", "routes", "-o", ""}, "table\nwide\njson\nyaml\nmarkdown\nopenapi-v2\nopenapi-v3\n"},
 		{[]string{"__complete", "routes", "--resource", ""}, "configmaps\nendpoints\nevents\nnamespaces\nnamespaces/finalize\nnamespaces/status\npodtemplates\nsecrets\n"},
 	} {

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apictl/apictl/pkg/kinds"
+	"github.com/apictl/apictl/pkg/kinds/certificates/certificatesigningrequests"
+	"github.com/apictl/apictl/pkg/kinds/certificates/clustertrustbundles"
 	"github.com/apictl/apictl/pkg/kinds/core/configmaps"
 	"github.com/apictl/apictl/pkg/kinds/core/podtemplates"
 	"github.com/apictl/apictl/pkg/kinds/flowcontrol/flowschemas"
@@ -28,6 +30,8 @@ func Kinds() []kinds.Kind {
 		ipaddresses.Kind(),
 		flowschemas.Kind(),
 		prioritylevelconfigurations.Kind(),
+		certificatesigningrequests.Kind(),
+		clustertrustbundles.Kind(),
 	}
 	for i := range all {
 		all[i] = all[i].Complete()

@@ -98,7 +98,11 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 	if err := s.strategy.PrepareForCreate(obj, s.api.cfg.Now()); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
+	s.strategy.PrepareForCreateBy(obj, kubeUser(ctx))
 	if err := s.validateCreate(r.Context(), obj, m.GetName()); err != nil {
+		return nil, err
+	}
+	if err := s.kindAdmission(ctx, kadmission.Create, obj, nil, createOptions(opts), opts.dryRun); err != nil {
 		return nil, err
 	}
 	recordWarnings(ctx, s.strategy.WarningsOnCreate(obj))

@@ -91,8 +91,9 @@ func (s *scope) checkFieldSelector(sel fields.Selector) error {
 		if _, ok := known[r.Field]; ok {
 			continue
 		}
-		if s.res.Custom {
-			// kube's custom resource converter words it so, selectable fields or not.
+		if s.res.Custom || len(s.res.SelectableFields) > 0 {
+			// kube's custom resource converter words it so, selectable fields or not, and so do the
+			// field label conversions of built-in kinds with fields of their own.
 			return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", r.Field))
 		}
 		switch s.res.Kind {

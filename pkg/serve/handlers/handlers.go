@@ -18,6 +18,8 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 
 	"github.com/apictl/apictl/pkg/features"
 	"github.com/apictl/apictl/pkg/patch"
@@ -52,6 +54,9 @@ type Config struct {
 	CustomResources *crschema.Set
 	// Escalation, when set, vets writes of RBAC roles and bindings (escalation.go).
 	Escalation EscalationChecker
+	// Authorizer answers the checks of the kinds' own admission plugins (kindadmission.go); nil
+	// allows everything.
+	Authorizer authorizer.Authorizer
 	// Creaters answer the POSTs of routes whose objects are not stored (virtual.go): every create-only
 	// resource of the API (the review APIs) needs one, and a subresource such as serviceaccounts/token
 	// may have one.
@@ -98,6 +103,9 @@ func New(cfg Config) (*API, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Authorizer == nil {
+		cfg.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
 	}
 	if cfg.MinRequestTimeout <= 0 {
 		cfg.MinRequestTimeout = 1800 * time.Second

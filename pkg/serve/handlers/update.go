@@ -150,6 +150,8 @@ func (s *scope) applyUpdate(ctx context.Context, obj, old runtime.Object) (runti
 	switch {
 	case s.sub != nil && s.sub.Name == "status":
 		obj = s.strategy.PrepareForStatusUpdate(obj, old)
+	case s.sub != nil && s.strategy.WritesSubresource(s.sub.Name):
+		obj = s.strategy.PrepareForSubresourceUpdate(s.sub.Name, obj, old)
 	case s.sub != nil && s.sub.Name == "finalize":
 		var err error
 		if obj, err = registry.FinalizeUpdate(obj, old); err != nil {
@@ -161,6 +163,9 @@ func (s *scope) applyUpdate(ctx context.Context, obj, old runtime.Object) (runti
 		}
 	}
 	if err := s.validateUpdate(ctx, obj, old); err != nil {
+		return nil, err
+	}
+	if err := s.kindAdmission(ctx, kadmission.Update, obj, old, nil, false); err != nil {
 		return nil, err
 	}
 	if s.sub == nil {
@@ -175,8 +180,11 @@ func (s *scope) validateUpdate(ctx context.Context, obj, old runtime.Object) err
 	u, ok1 := obj.(*unstructured.Unstructured)
 	o, ok2 := old.(*unstructured.Unstructured)
 	if !ok1 || !ok2 || s.crv == nil {
-		if s.sub != nil && s.sub.Name == "status" {
+		switch {
+		case s.sub != nil && s.sub.Name == "status":
 			return s.strategy.ValidateStatusUpdate(obj, old)
+		case s.sub != nil && s.strategy.WritesSubresource(s.sub.Name):
+			return s.strategy.ValidateSubresourceUpdate(s.sub.Name, obj, old)
 		}
 		return s.strategy.ValidateUpdate(obj, old)
 	}
