@@ -18,6 +18,7 @@ var ControllerNames = []string{
 	"etcd-snapshot-controller",
 	"garbage-collector-controller",
 	"namespace-controller",
+	"resourcequota-controller",
 	"root-ca-certificate-publisher-controller",
 	"serviceaccount-controller",
 }

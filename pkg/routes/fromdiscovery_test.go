@@ -154,6 +154,7 @@ func TestKubectlAPIResources(t *testing.T) {
 		"events.events.k8s.io":      "ev events.k8s.io/v1 true Event create,delete,deletecollection,get,list,patch,update,watch",
 		"namespaces":                "ns v1 false Namespace create,delete,get,list,patch,update,watch",
 		"podtemplates":              "- v1 true PodTemplate create,delete,deletecollection,get,list,patch,update,watch",
+		"resourcequotas":            "quota v1 true ResourceQuota create,delete,deletecollection,get,list,patch,update,watch",
 		"secrets":                   "- v1 true Secret create,delete,deletecollection,get,list,patch,update,watch",
 		"serviceaccounts":           "sa v1 true ServiceAccount create,delete,deletecollection,get,list,patch,update,watch",
 		"services":                  "svc v1 true Service create,delete,deletecollection,get,list,patch,update,watch",

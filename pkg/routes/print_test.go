@@ -53,10 +53,10 @@ func TestSummaries(t *testing.T) {
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("sections %s, want %s", got, want)
 	}
-	if s := sections[0].Summary; s.Routes != 93 || s.Resources != 8 {
+	if s := sections[0].Summary; s.Routes != 107 || s.Resources != 9 {
 		t.Errorf("/api/v1 summary %+v", s)
 	}
-	if s := tb.Summary(); s.Resources != 33 || s.Groups != 12 || s.Routes != len(tb.Routes) {
+	if s := tb.Summary(); s.Resources != 34 || s.Groups != 12 || s.Routes != len(tb.Routes) {
 		t.Errorf("total %+v", s)
 	}
 	if got := (Summary{Routes: 1, Resources: 1, Groups: 1}).line(); got != "1 route, 1 resource, 1 group" {
@@ -71,12 +71,12 @@ func TestFilter(t *testing.T) {
 		f    Filter
 		want int
 	}{
-		{Filter{}, 299},
-		{Filter{Group: "core"}, 93},
+		{Filter{}, 313},
+		{Filter{Group: "core"}, 107},
 		{Filter{Group: "core", Resource: "namespaces"}, 12},
 		{Filter{Resource: "namespaces/status"}, 3},
 		{Filter{Group: "example.com", Version: "v1beta1"}, 9},
-		{Filter{Verb: "deletecollection"}, 26},
+		{Filter{Verb: "deletecollection"}, 27},
 		{Filter{Verb: "watch", Group: "rbac.authorization.k8s.io"}, 10},
 		{Filter{NonResource: true, Group: "none"}, 42},
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/apictl/apictl/pkg/kinds"
 	"github.com/apictl/apictl/pkg/kinds/core/configmaps"
 	"github.com/apictl/apictl/pkg/kinds/core/podtemplates"
+	"github.com/apictl/apictl/pkg/kinds/core/resourcequotas"
 )
 
 // Kinds returns every described kind, completed, in a new slice.
@@ -18,6 +19,7 @@ func Kinds() []kinds.Kind {
 	all := []kinds.Kind{
 		configmaps.Kind(),
 		podtemplates.Kind(),
+		resourcequotas.Kind(),
 	}
 	for i := range all {
 		all[i] = all[i].Complete()
