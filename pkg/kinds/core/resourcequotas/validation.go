@@ -139,7 +139,7 @@ func validateScopeSelector(spec *corev1.ResourceQuotaSpec, fld *field.Path) fiel
 		}
 		for _, k := range sets.List(hard) {
 			if isStandardQuotaResourceName(k) && !scopeValidForResource(req.ScopeName, k) {
-				errs = append(errs, field.Invalid(p, spec.ScopeSelector, "unsupported scope applied to resource"))
+				errs = append(errs, field.Invalid(p, internalSelector(spec.ScopeSelector), "unsupported scope applied to resource"))
 			}
 		}
 		switch req.ScopeName {
@@ -258,4 +258,19 @@ func isExtendedResourceName(name corev1.ResourceName) bool {
 		return false
 	}
 	return len(utilvalidation.IsQualifiedName(fmt.Sprintf("%s%s", corev1.DefaultResourceRequestsPrefix, name))) == 0
+}
+
+// internalSelector is a scope selector as kube's message shows it: kube validates its internal
+// type, which has no JSON tags, so the value prints with Go's field names.
+func internalSelector(sel *corev1.ScopeSelector) any {
+	type requirement struct {
+		ScopeName corev1.ResourceQuotaScope
+		Operator  corev1.ScopeSelectorOperator
+		Values    []string
+	}
+	out := struct{ MatchExpressions []requirement }{}
+	for _, r := range sel.MatchExpressions {
+		out.MatchExpressions = append(out.MatchExpressions, requirement{r.ScopeName, r.Operator, r.Values})
+	}
+	return out
 }
