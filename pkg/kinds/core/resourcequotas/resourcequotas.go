@@ -104,7 +104,10 @@ func cells(q *corev1.ResourceQuota, now time.Time) []any {
 // controller's and admission's, written only through the status subresource, which keeps the spec.
 type strategy struct{}
 
-var _ kinds.StatusStrategy = strategy{}
+var (
+	_ kinds.StatusStrategy = strategy{}
+	_ kinds.Warner         = strategy{}
+)
 
 // PrepareForCreate clears status: usage is the quota system's to record.
 func (strategy) PrepareForCreate(obj runtime.Object) {
@@ -125,6 +128,34 @@ func (strategy) Validate(obj runtime.Object) field.ErrorList {
 func (strategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	return validateUpdate(obj.(*corev1.ResourceQuota), old.(*corev1.ResourceQuota))
 }
+
+// knownResourceNames are the resources whose request a quota's limit should not be below.
+var knownResourceNames = []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceStorage, corev1.ResourceEphemeralStorage}
+
+// WarningsOnCreate warns of a quota whose requests.<resource> (for cpu and memory also the bare
+// name) exceeds its limits.<resource>: no pod could use the requests.
+func (strategy) WarningsOnCreate(obj runtime.Object) []string {
+	hard := obj.(*corev1.ResourceQuota).Spec.Hard
+	var warnings []string
+	for _, name := range knownResourceNames {
+		requestName := corev1.ResourceName("requests." + string(name))
+		request, requestOK := hard[requestName]
+		if !requestOK && (name == corev1.ResourceCPU || name == corev1.ResourceMemory) {
+			if request, requestOK = hard[name]; requestOK {
+				requestName = name
+			}
+		}
+		limitName := corev1.ResourceName("limits." + string(name))
+		if limit, limitOK := hard[limitName]; requestOK && limitOK && request.Cmp(limit) > 0 {
+			warnings = append(warnings, fmt.Sprintf("ResourceQuota %s (%s) should be less than %s (%s)",
+				requestName, request.String(), limitName, limit.String()))
+		}
+	}
+	return warnings
+}
+
+// WarningsOnUpdate has none, as kube's.
+func (strategy) WarningsOnUpdate(runtime.Object, runtime.Object) []string { return nil }
 
 // PrepareForStatusUpdate keeps the stored spec and takes the rest from the write, metadata
 // included: kube's status strategy for quotas resets only the spec (it does not call

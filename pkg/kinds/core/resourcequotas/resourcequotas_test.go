@@ -203,3 +203,22 @@ func TestUpdates(t *testing.T) {
 		t.Errorf("status write without a resourceVersion: %v", err)
 	}
 }
+
+// TestWarningsOnCreate pins kube's warning, as kube-apiserver v1.37.2 sent it for requests.cpu 2 and
+// limits.cpu 1.
+func TestWarningsOnCreate(t *testing.T) {
+	for _, tt := range []struct {
+		hard corev1.ResourceList
+		want []string
+	}{
+		{quantities("requests.cpu", "2", "limits.cpu", "1"), []string{"ResourceQuota requests.cpu (2) should be less than limits.cpu (1)"}},
+		{quantities("memory", "2Gi", "limits.memory", "1Gi"), []string{"ResourceQuota memory (2Gi) should be less than limits.memory (1Gi)"}},
+		{quantities("requests.storage", "1", "limits.storage", "2"), nil},
+		{quantities("count/configmaps", "5"), nil},
+	} {
+		got := strategy{}.WarningsOnCreate(&corev1.ResourceQuota{Spec: corev1.ResourceQuotaSpec{Hard: tt.hard}})
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("%v: warnings %q, want %q", tt.hard, got, tt.want)
+		}
+	}
+}
