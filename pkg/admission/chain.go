@@ -1,6 +1,7 @@
 // Package admission runs kube's admission plugins for apictl's write handlers: the
 // MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins of k8s.io/apiserver, initialized as
-// kube-apiserver initializes them, and the admission policy plugins (policy*.go), in kube's order:
+// kube-apiserver initializes them, the admission policy plugins (policy*.go) and the ResourceQuota
+// plugin (quota.go), in kube's order:
 // mutating plugins, then (in the handlers) the object's own validation, then validating plugins.
 package admission
 
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	quota "k8s.io/apiserver/pkg/quota/v1"
 	webhookutil "k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
@@ -58,6 +60,10 @@ type Config struct {
 	// admission until a plugin is built. Nil counts them in informers of Informers, which the
 	// caller's Start then runs.
 	Configured func(resource string) func() bool
+	// Quota, when set, is the quota configuration of kube's ResourceQuota plugin, which then runs
+	// last, as in kube (its evaluators: resourcequotas.Configuration). Nil leaves the plugin out, for
+	// a server that does not serve resource quotas.
+	Quota quota.Configuration
 	// Policies, when set, builds the admission policy plugins (NewPolicyPlugins, initialized
 	// there): the mutating ones run before the mutating webhooks, the validating ones before the
 	// validating webhooks, as in kube's plugin order. Each must set Configured.
@@ -132,6 +138,9 @@ func New(c Config) (*Chain, error) {
 				return initWebhook(c, func() (admission.Interface, error) { return validating.NewValidatingAdmissionWebhook(nil) },
 					func() cache.SharedIndexInformer { return v1.ValidatingWebhookConfigurations().Informer() })
 			})}})
+	}
+	if c.Quota != nil {
+		ch.validating = append(ch.validating, quotaPlugin(c))
 	}
 	return ch, nil
 }

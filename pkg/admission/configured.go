@@ -22,6 +22,8 @@ func informerConfigured(f informers.SharedInformerFactory) func(resource string)
 			inf = v1.MutatingAdmissionPolicyBindings().Informer()
 		case "validatingadmissionpolicybindings":
 			inf = v1.ValidatingAdmissionPolicyBindings().Informer()
+		case "resourcequotas":
+			inf = f.Core().V1().ResourceQuotas().Informer()
 		default:
 			// Not one of the configurations a plugin acts on: call the plugin, it knows.
 			return func() bool { return true }

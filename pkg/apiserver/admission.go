@@ -9,6 +9,7 @@ import (
 
 	"github.com/apictl/apictl/pkg/admission"
 	"github.com/apictl/apictl/pkg/features"
+	"github.com/apictl/apictl/pkg/kinds/core/resourcequotas"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/serve/handlers"
@@ -25,7 +26,8 @@ func addAdmission(s *serve.Server, cfg *serve.Config, rest *handlers.API, cl *cl
 	webhooks := admissionServed(cfg.API, "mutatingwebhookconfigurations", "validatingwebhookconfigurations")
 	policies := admissionServed(cfg.API, "validatingadmissionpolicies", "validatingadmissionpolicybindings",
 		"mutatingadmissionpolicies", "mutatingadmissionpolicybindings")
-	if !webhooks && !policies {
+	quotas := quotaServed(cfg.API)
+	if !webhooks && !policies && !quotas {
 		return nil
 	}
 	// Asked for now, before the start-informers hook starts the factory.
@@ -55,6 +57,12 @@ func addAdmission(s *serve.Server, cfg *serve.Config, rest *handlers.API, cl *cl
 		if policies {
 			c.Policies = admission.NewPolicyPlugins
 		}
+		if quotas {
+			c.Quota = resourcequotas.Configuration(func(gvr schema.GroupVersionResource) bool {
+				_, ok := cfg.API.Resource(gvr.Group, gvr.Version, gvr.Resource)
+				return ok
+			}, nil)
+		}
 		chain, err := admission.New(c)
 		if err != nil {
 			return err
@@ -65,12 +73,16 @@ func addAdmission(s *serve.Server, cfg *serve.Config, rest *handlers.API, cl *cl
 }
 
 // cachedConfigured tells from the server's watch caches whether objects of an
-// admissionregistration.k8s.io resource exist: the plugins' informers (and the namespaces') then
-// start with the first plugin a configuration calls for, not with the server. A resource without a
-// cache counts as configured, so that its plugin is called and decides.
+// admissionregistration.k8s.io resource, or resource quotas, exist: the plugins' informers (and the
+// namespaces') then start with the first plugin a configuration calls for, not with the server. A
+// resource without a cache counts as configured, so that its plugin is called and decides.
 func cachedConfigured(caches *watchCaches) func(resource string) func() bool {
 	return func(resource string) func() bool {
-		c, ok := caches.byResource[schema.GroupResource{Group: routes.GroupAdmissionRegistration, Resource: resource}].(*cacher.Cacher)
+		gr := schema.GroupResource{Group: routes.GroupAdmissionRegistration, Resource: resource}
+		if resource == "resourcequotas" {
+			gr.Group = routes.GroupCore
+		}
+		c, ok := caches.byResource[gr].(*cacher.Cacher)
 		if !ok {
 			return func() bool { return true }
 		}
@@ -79,6 +91,13 @@ func cachedConfigured(caches *watchCaches) func(resource string) func() bool {
 			return !st.Ready || st.Objects > 0
 		}
 	}
+}
+
+// quotaServed reports whether the API serves core v1 resourcequotas: kube's ResourceQuota plugin is
+// on by default, so it runs whenever there can be quotas.
+func quotaServed(api *routes.API) bool {
+	_, ok := api.Resource(routes.GroupCore, "v1", "resourcequotas")
+	return ok
 }
 
 // admissionServed reports whether the API serves all these admissionregistration.k8s.io/v1 resources.

@@ -23,6 +23,7 @@ var ControllerNames = []string{
 	"etcd-snapshot-controller",
 	"garbage-collector-controller",
 	"namespace-controller",
+	"resourcequota-controller",
 	"root-ca-certificate-publisher-controller",
 	"service-cidr-controller",
 	"serviceaccount-controller",

@@ -84,6 +84,13 @@ type Defaulter interface {
 	Default(obj runtime.Object)
 }
 
+// Warner is a Strategy with kube's WarningsOnCreate and WarningsOnUpdate: what a write that passed
+// validation is told in Warning headers (writes to a status subresource are told nothing).
+type Warner interface {
+	WarningsOnCreate(obj runtime.Object) []string
+	WarningsOnUpdate(obj, old runtime.Object) []string
+}
+
 // Table is a kind's printer: its column definitions and the cells of one object's row, in order.
 type Table struct {
 	Columns []metav1.TableColumnDefinition

@@ -44,6 +44,22 @@ func (r describedRules) validateUpdate(obj, old runtime.Object) field.ErrorList 
 	return r.s.ValidateUpdate(obj, old)
 }
 
+// warningsOnCreate and warningsOnUpdate are the kind's warnings, when its strategy has any
+// (kinds.Warner).
+func (r describedRules) warningsOnCreate(obj runtime.Object) []string {
+	if w, ok := r.s.(kinds.Warner); ok {
+		return w.WarningsOnCreate(obj)
+	}
+	return nil
+}
+
+func (r describedRules) warningsOnUpdate(obj, old runtime.Object) []string {
+	if w, ok := r.s.(kinds.Warner); ok {
+		return w.WarningsOnUpdate(obj, old)
+	}
+	return nil
+}
+
 // describedDefaulter is a described kind with decoding defaults.
 type describedDefaulter struct{ describedRules }
 

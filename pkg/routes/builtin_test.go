@@ -30,6 +30,7 @@ func TestBuiltinMatchesKube(t *testing.T) {
 			map[string][]string{"finalize": {"update"}, "status": {"get", "patch", "update"}}},
 		// kube-apiserver v1.37.2's GET /api/v1.
 		{"", "podtemplates", "PodTemplate", true, all, nil, "LIXB2x4IFpk=", nil},
+		{"", "resourcequotas", "ResourceQuota", true, all, []string{"quota"}, "8uhSgffRX6w=", map[string][]string{"status": {"get", "patch", "update"}}},
 		{"", "secrets", "Secret", true, all, nil, "S6u1pOWzb84=", nil},
 		{"", "serviceaccounts", "ServiceAccount", true, all, []string{"sa"}, "pbx9ZvyFpBE=", map[string][]string{"token": {"create"}}},
 		// kube-apiserver v1.37.2's GET /api/v1 and /apis/discovery.k8s.io/v1 (services/proxy left out).

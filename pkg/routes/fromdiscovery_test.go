@@ -178,6 +178,7 @@ func TestKubectlAPIResources(t *testing.T) {
 		"prioritylevelconfigurations": "- flowcontrol.apiserver.k8s.io/v1 false PriorityLevelConfiguration create,delete,deletecollection,get,list,patch,update,watch",
 		"certificatesigningrequests":  "csr certificates.k8s.io/v1 false CertificateSigningRequest create,delete,deletecollection,get,list,patch,update,watch",
 		"clustertrustbundles":         "- certificates.k8s.io/v1 false ClusterTrustBundle create,delete,deletecollection,get,list,patch,update,watch",
+		"resourcequotas":              "quota v1 true ResourceQuota create,delete,deletecollection,get,list,patch,update,watch",
 	}
 	// The extension points' registration resources, all cluster-scoped and in api-extensions.
 	for kind, plural := range map[string]string{"MutatingAdmissionPolicy": "mutatingadmissionpolicies",

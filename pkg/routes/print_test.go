@@ -53,7 +53,7 @@ func TestSummaries(t *testing.T) {
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("sections %s, want %s", got, want)
 	}
-	if s := sections[0].Summary; s.Routes != 93 || s.Resources != 8 {
+	if s := sections[0].Summary; s.Routes != 107 || s.Resources != 9 {
 		t.Errorf("/api/v1 summary %+v", s)
 	}
 	if s := tb.Summary(); s.Resources != 34 || s.Groups != 13 || s.Routes != len(tb.Routes) {

@@ -32,7 +32,7 @@ func TestApplyRuntimeConfig(t *testing.T) {
 		{name: "beta off", rc: map[string]string{"api/beta": "false"},
 			want: []string{"v1", "apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "certificates.k8s.io/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "flowcontrol.apiserver.k8s.io/v1", "storagemigration.k8s.io/v1", "example.com/v1", "other.io/v1"}},
 		{name: "a resource off", rc: map[string]string{"v1/secrets": "false", "example.com/v1/widgets": "false", "other.io/v1": "false"},
-			want: []string{"v1:configmaps,endpoints,events,namespaces,podtemplates,serviceaccounts,services", "apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "certificates.k8s.io/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "flowcontrol.apiserver.k8s.io/v1", "storagemigration.k8s.io/v1", "example.com/v1:gadgets", "example.com/v1beta1"}},
+			want: []string{"v1:configmaps,endpoints,events,namespaces,podtemplates,resourcequotas,serviceaccounts,services", "apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "certificates.k8s.io/v1", "rbac.authorization.k8s.io/v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "flowcontrol.apiserver.k8s.io/v1", "storagemigration.k8s.io/v1", "example.com/v1:gadgets", "example.com/v1beta1"}},
 		{name: "a resource on in a version off", rc: map[string]string{"rbac.authorization.k8s.io/v1": "false", "rbac.authorization.k8s.io/v1/roles": "true"},
 			want: []string{"v1", "apiregistration.k8s.io/v1", "events.k8s.io/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "certificates.k8s.io/v1", "rbac.authorization.k8s.io/v1:roles", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1", "flowcontrol.apiserver.k8s.io/v1", "storagemigration.k8s.io/v1", "example.com/v1", "example.com/v1beta1", "other.io/v1"}},
 		{name: "only api/all=false", rc: map[string]string{"api/all": "false", "api/legacy": ""},
@@ -42,7 +42,7 @@ func TestApplyRuntimeConfig(t *testing.T) {
 				"--runtime-config batch/v1/jobs=false has unknown api groups batch"}},
 		{name: "unknown version and resource", rc: map[string]string{"coordination.k8s.io/v1beta1": "false", "v1/pods": "false", "v2": "true"},
 			errs: []string{"coordination.k8s.io/v1beta1=false names group version coordination.k8s.io/v1beta1 that has not been registered: use coordination.k8s.io/v1",
-				"v1/pods=false names resource pods that v1 does not serve: it serves configmaps, endpoints, events, namespaces, podtemplates, secrets, serviceaccounts, services",
+				"v1/pods=false names resource pods that v1 does not serve: it serves configmaps, endpoints, events, namespaces, podtemplates, resourcequotas, secrets, serviceaccounts, services",
 				"v2=true has an invalid key v2: use <group>/<version>"}},
 		{name: "syntax", rc: map[string]string{"api/all": "", "api/nope": "true", "apps": "", "apps/v1/Deployments": "false", "coordination.k8s.io/v1": "maybe"},
 			errs: []string{"api/all= has an invalid value api/all=: api/* keys take exactly true or false",
@@ -96,7 +96,7 @@ func describeVersions(api *API) []string {
 
 func testAPIForDescribe() map[schema.GroupVersion]int {
 	return map[schema.GroupVersion]int{
-		{Version: "v1"}: 8, {Group: "authentication.k8s.io", Version: "v1"}: 2, {Group: "authorization.k8s.io", Version: "v1"}: 4,
+		{Version: "v1"}: 9, {Group: "authentication.k8s.io", Version: "v1"}: 2, {Group: "authorization.k8s.io", Version: "v1"}: 4,
 		{Group: "rbac.authorization.k8s.io", Version: "v1"}: 4, {Group: "apiextensions.k8s.io", Version: "v1"}: 1,
 		{Group: "coordination.k8s.io", Version: "v1"}: 1, {Group: "discovery.k8s.io", Version: "v1"}: 1,
 		{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}: 2,

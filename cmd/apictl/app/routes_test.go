@@ -254,7 +254,7 @@ func TestRoutesCompletion(t *testing.T) {
 	}{
 		{[]string{"__complete", "routes", "--group", ""}, "core\napiregistration.k8s.io\nevents.k8s.io\nauthentication.k8s.io\nauthorization.k8s.io\ncertificates.k8s.io\nnetworking.k8s.io\nrbac.authorization.k8s.io\nadmissionregistration.k8s.io\napiextensions.k8s.io\ncoordination.k8s.io\ndiscovery.k8s.io\n"},
 		{[]string{"__complete", "routes", "-o", ""}, "table\nwide\njson\nyaml\nmarkdown\nopenapi-v2\nopenapi-v3\n"},
-		{[]string{"__complete", "routes", "--resource", ""}, "configmaps\nendpoints\nevents\nnamespaces\nnamespaces/finalize\nnamespaces/status\npodtemplates\nsecrets\n"},
+		{[]string{"__complete", "routes", "--resource", ""}, "configmaps\nendpoints\nevents\nnamespaces\nnamespaces/finalize\nnamespaces/status\npodtemplates\nresourcequotas\nresourcequotas/status\nsecrets\n"},
 	} {
 		code, out, _ := run(t, false, tt.args...)
 		if code != ExitOK || !strings.HasPrefix(out, tt.want) {

@@ -13,6 +13,7 @@ import (
 	"github.com/apictl/apictl/pkg/kinds/certificates/clustertrustbundles"
 	"github.com/apictl/apictl/pkg/kinds/core/configmaps"
 	"github.com/apictl/apictl/pkg/kinds/core/podtemplates"
+	"github.com/apictl/apictl/pkg/kinds/core/resourcequotas"
 	"github.com/apictl/apictl/pkg/kinds/flowcontrol/flowschemas"
 	"github.com/apictl/apictl/pkg/kinds/flowcontrol/prioritylevelconfigurations"
 	"github.com/apictl/apictl/pkg/kinds/networking/ipaddresses"
@@ -32,6 +33,7 @@ func Kinds() []kinds.Kind {
 		prioritylevelconfigurations.Kind(),
 		certificatesigningrequests.Kind(),
 		clustertrustbundles.Kind(),
+		resourcequotas.Kind(),
 	}
 	for i := range all {
 		all[i] = all[i].Complete()
