@@ -47,7 +47,7 @@ func TestSummaries(t *testing.T) {
 	for _, s := range sections {
 		names = append(names, s.Name)
 	}
-	want := "/api/v1 /apis/apiregistration.k8s.io/v1 /apis/events.k8s.io/v1 /apis/authentication.k8s.io/v1 /apis/authorization.k8s.io/v1 /apis/certificates.k8s.io/v1 /apis/rbac.authorization.k8s.io/v1 " +
+	want := "/api/v1 /apis/apiregistration.k8s.io/v1 /apis/events.k8s.io/v1 /apis/authentication.k8s.io/v1 /apis/authorization.k8s.io/v1 /apis/certificates.k8s.io/v1 /apis/networking.k8s.io/v1 /apis/rbac.authorization.k8s.io/v1 " +
 		"/apis/admissionregistration.k8s.io/v1 /apis/apiextensions.k8s.io/v1 /apis/coordination.k8s.io/v1 /apis/discovery.k8s.io/v1 /apis/flowcontrol.apiserver.k8s.io/v1 " +
 		"/apis/storagemigration.k8s.io/v1 /apis/example.com/v1 /apis/example.com/v1beta1 /apis/other.io/v1 non-resource"
 	if got := strings.Join(names, " "); got != want {
@@ -56,7 +56,7 @@ func TestSummaries(t *testing.T) {
 	if s := sections[0].Summary; s.Routes != 107 || s.Resources != 9 {
 		t.Errorf("/api/v1 summary %+v", s)
 	}
-	if s := tb.Summary(); s.Resources != 34 || s.Groups != 13 || s.Routes != len(tb.Routes) {
+	if s := tb.Summary(); s.Resources != 41 || s.Groups != 16 || s.Routes != len(tb.Routes) {
 		t.Errorf("total %+v", s)
 	}
 	if got := (Summary{Routes: 1, Resources: 1, Groups: 1}).line(); got != "1 route, 1 resource, 1 group" {
@@ -71,14 +71,14 @@ func TestFilter(t *testing.T) {
 		f    Filter
 		want int
 	}{
-		{Filter{}, 311},
-		{Filter{Group: "core"}, 93},
+		{Filter{}, 394},
+		{Filter{Group: "core"}, 107},
 		{Filter{Group: "core", Resource: "namespaces"}, 12},
 		{Filter{Resource: "namespaces/status"}, 3},
 		{Filter{Group: "example.com", Version: "v1beta1"}, 9},
-		{Filter{Verb: "deletecollection"}, 27},
+		{Filter{Verb: "deletecollection"}, 34},
 		{Filter{Verb: "watch", Group: "rbac.authorization.k8s.io"}, 10},
-		{Filter{NonResource: true, Group: "none"}, 44},
+		{Filter{NonResource: true, Group: "none"}, 50},
 	}
 	for _, tt := range tests {
 		if got := count(tt.f); got != tt.want {
@@ -95,7 +95,7 @@ func TestFilterCheck(t *testing.T) {
 	}{
 		{Filter{Group: "core", Version: "v1", Resource: "namespaces/finalize", Verb: "update"}, ""},
 		{Filter{Group: "example.com", Version: "v1beta1"}, ""},
-		{Filter{Group: "apps"}, `group "apps" is not served: use one of core, apiregistration.k8s.io, events.k8s.io, authentication.k8s.io, authorization.k8s.io, certificates.k8s.io, rbac.authorization.k8s.io, admissionregistration.k8s.io`},
+		{Filter{Group: "apps"}, `group "apps" is not served: use one of core, apiregistration.k8s.io, events.k8s.io, authentication.k8s.io, authorization.k8s.io, certificates.k8s.io, networking.k8s.io, rbac.authorization.k8s.io, admissionregistration.k8s.io`},
 		{Filter{Group: "core", Version: "v2"}, `version "v2" is not served in group core`},
 		{Filter{Resource: "pods"}, `resource "pods" is not served`},
 		{Filter{Resource: "namespaces/scale"}, `resource "namespaces/scale" is not served`},
