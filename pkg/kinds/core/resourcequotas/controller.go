@@ -76,7 +76,7 @@ func newController(c kinds.ControllerContext) (func(ctx context.Context), error)
 			var err error
 			rq, err = newQuotaController(ctx, controllerOptions{
 				quotaClient: c.Client.CoreV1(), rqInformer: rqs, discoveryFunc: discoveryFunc,
-				informers: dynamicSource{dyn}, logger: log,
+				informers: dynamicSource{f: dyn, rqs: rqs}, logger: log,
 			})
 			if err != nil {
 				log.Warn("starting the quota controller", "err", err)
@@ -100,13 +100,31 @@ type informerSource interface {
 	Start(stop <-chan struct{})
 }
 
-// dynamicSource serves every resource from one run's dynamic informers.
+// dynamicSource serves every resource from one run's dynamic informers, but ResourceQuotas, from the
+// shared informer whose events drive the controller: a quota counts itself (the resourcequotas
+// resource), and counted from a second cache it could be missing there when its own add event is
+// handled, as happened with three replicas, leaving status.used at 0 until the next full resync. kube
+// has one informer per resource for both.
 type dynamicSource struct {
-	f dynamicinformer.DynamicSharedInformerFactory
+	f   dynamicinformer.DynamicSharedInformerFactory
+	rqs coreinformers.ResourceQuotaInformer
 }
 
+var resourceQuotas = corev1.SchemeGroupVersion.WithResource("resourcequotas")
+
 func (d dynamicSource) ForResource(gvr schema.GroupVersionResource) (informers.GenericInformer, error) {
+	if gvr == resourceQuotas && d.rqs != nil {
+		return sharedQuotas{d.rqs.Informer()}, nil
+	}
 	return d.f.ForResource(gvr), nil
+}
+
+// sharedQuotas is the shared ResourceQuota informer as a generic one.
+type sharedQuotas struct{ inf cache.SharedIndexInformer }
+
+func (s sharedQuotas) Informer() cache.SharedIndexInformer { return s.inf }
+func (s sharedQuotas) Lister() cache.GenericLister {
+	return cache.NewGenericLister(s.inf.GetIndexer(), resourceQuotas.GroupResource())
 }
 
 func (d dynamicSource) Start(stop <-chan struct{}) { d.f.Start(stop) }
