@@ -39,8 +39,9 @@ func TestThousandWatchers(t *testing.T) {
 	// The server's own root-ca-cert-publisher watches configmaps too, from a post-start hook, and so
 	// does the cluster-authentication-trust controller's informer (kube-system's, for
 	// extension-apiserver-authentication), and so does the garbage collector (its graph follows every
-	// resource's watch cache).
-	const ownWatchers = 3
+	// resource's watch cache), and so does the resourcequota-controller's monitor (it counts objects
+	// of every quotable resource).
+	const ownWatchers = 4
 	waitMetric(t, client, srv.SecureURL, `apiserver_registered_watchers{group="",resource="configmaps"}`, ownWatchers)
 
 	list, err := client.Get(base)
