@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 core v1 Endpoints are deprecated in kube, which still serves them and keeps them with its controllers: so does apictl.
+
 // Ported from k8s.io/kubernetes v1.37.2 pkg/controller/endpointslicemirroring/reconciler.go,
 // reconciler_helpers.go and utils.go, without metrics.
 

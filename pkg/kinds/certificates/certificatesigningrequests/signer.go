@@ -1,3 +1,5 @@
+//lint:file-ignore ST1005 the signer's errors are kube's messages, which a refused CSR's Failed condition carries word for word.
+
 // Ported from k8s.io/kubernetes v1.37.2 pkg/controller/certificates/signer/signer.go (the signers,
 // their checks and durations), pkg/controller/certificates/authority/policies.go (backdating) and
 // pkg/controller/certificates/certificate_controller_utils.go, and

@@ -213,6 +213,7 @@ func admitAttest(ctx context.Context, a admission.Attributes, authz authorizer.A
 // finalizers, selfLink and managedFields.
 func onlyGCFields(b, old *certificatesv1.ClusterTrustBundle) bool {
 	c := b.DeepCopy()
+	//lint:ignore SA1019 kube's strategy clears the legacy field too.
 	c.OwnerReferences, c.Finalizers, c.SelfLink, c.ManagedFields = old.OwnerReferences, old.Finalizers, old.SelfLink, old.ManagedFields
 	return apiequality.Semantic.DeepEqual(c, old)
 }

@@ -169,6 +169,7 @@ func (strategy) PrepareForStatusUpdate(obj, old runtime.Object) runtime.Object {
 	}
 	out.UID, out.CreationTimestamp, out.Generation = oldQ.UID, oldQ.CreationTimestamp, oldQ.Generation
 	out.DeletionTimestamp, out.DeletionGracePeriodSeconds = oldQ.DeletionTimestamp, oldQ.DeletionGracePeriodSeconds
+	//lint:ignore SA1019 kube's strategy clears the legacy field too.
 	out.SelfLink = ""
 	return out
 }
