@@ -354,7 +354,7 @@ func TestConversionWebhook(t *testing.T) {
 // version they are not stored at: every object comes back converted, in order, once.
 func TestConversionInBatches(t *testing.T) {
 	a := startWithCRD(t, gizmoCRD(&apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}))
-	const n = 1234
+	const n = 600 // more than a batch (readableBatch)
 	for i := range n {
 		a.do("POST", gizmosV1, gizmo("v1", fmt.Sprintf("g%04d", i), `{"size":`+strconv.Itoa(i)+`}`)).expect(t, 201)
 	}

@@ -17,8 +17,8 @@ import (
 // YAML is sigs.k8s.io/yaml's JSONToYAML of it, as writeJSON converts a body (issue 38).
 func TestListRepresentationsStream(t *testing.T) {
 	a := start(t)
-	createConfigMaps(t, a.InsecureURL, 1500) // about 600 KB of compact JSON: three chunks
-	for i := range 700 {
+	createConfigMaps(t, a.InsecureURL, 800) // about 330 KB of compact JSON: two chunks
+	for i := range 600 {
 		a.do("POST", "/apis/example.com/v1/namespaces/default/widgets",
 			`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w`+strings.Repeat("x", 200)+strconv.Itoa(i)+`"},"spec":{"size":"`+strings.Repeat("big ", 60)+`"}}`).
 			expect(t, http.StatusCreated)
