@@ -144,11 +144,24 @@ func TestMigrationRewritesInTheStorageVersion(t *testing.T) {
 	if _, err := dyn.Resource(crdGVR).Patch(ctx, "widgets.svm.example.com", types.JSONPatchType, []byte(storageV2), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// As in kube, the CRD's handler takes the new storage version once its informer has the
+	// update, so "late" is written again until it lands at v2.
 	late := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "svm.example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "late"}}}
-	if _, err := dyn.Resource(widgetGVR).Namespace("kube-system").Create(ctx, late, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	var before map[string]string
+	var revisionsBefore map[string]int64
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		if _, err := dyn.Resource(widgetGVR).Namespace("kube-system").Create(ctx, late, metav1.CreateOptions{}); err != nil {
+			return false, err
+		}
+		before, revisionsBefore = storedVersions(t, etcd)
+		if before["late"] == "svm.example.com/v2" {
+			return true, nil
+		}
+		return false, dyn.Resource(widgetGVR).Namespace("kube-system").Delete(ctx, "late", metav1.DeleteOptions{})
+	})
+	if err != nil {
+		t.Fatalf("a widget written after the storage version moved is not stored at v2: %v", err)
 	}
-	before, revisionsBefore := storedVersions(t, etcd)
 	if before["late"] != "svm.example.com/v2" || before["w001"] != "svm.example.com/v1" {
 		t.Fatalf("before the migration etcd holds late at %q, w001 at %q", before["late"], before["w001"])
 	}
