@@ -63,8 +63,11 @@ func addPriorityAndFairness(s *serve.Server, cfg *serve.Config, cl *clients, cac
 	if !cfg.EnablePriorityAndFairness {
 		return nil
 	}
-	fc := utilflowcontrol.New(cl.informers, cl.kube.FlowcontrolV1(), cfg.MaxRequestsInFlight+cfg.MaxMutatingRequestsInFlight)
+	// The metrics are registered before the controller makes its first priority levels: a gauge made
+	// before registration looks its vector member up on every change, for the life of the level
+	// (TimingRatioHistogramVec.NewForLabelValuesSafe), about a tenth of APF's cost per request.
 	fcmetrics.Register()
+	fc := utilflowcontrol.New(cl.informers, cl.kube.FlowcontrolV1(), cfg.MaxRequestsInFlight+cfg.MaxMutatingRequestsInFlight)
 	s.AddMetrics(flowcontrolMetrics{})
 	estimate := flowcontrolrequest.NewWorkEstimator(caches.objectStats, fc.GetInterestedWatchCount,
 		flowcontrolrequest.DefaultWorkEstimatorConfig(), fc.GetMaxSeats)
