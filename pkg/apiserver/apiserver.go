@@ -101,6 +101,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if err != nil {
 		return nil, err
 	}
+	cfg.ListStoredBytes = caches.storedBytes
 	policy, rbacMode := rbacPolicy(cfg.Authorization)
 	policyStores, rbacServed := rbacStores(caches)
 	if rbacMode && !rbacServed {

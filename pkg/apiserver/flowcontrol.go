@@ -103,6 +103,13 @@ func (flowcontrolMetrics) Gather() ([]*dto.MetricFamily, error) {
 
 var _ prometheus.Gatherer = flowcontrolMetrics{}
 
+// storedBytes is what the memory budget charges a LIST of a resource by (filters.MemoryBudget): the
+// bytes its watch cache holds, the figure objectStats shares out for APF.
+func (w *watchCaches) storedBytes(group, resource string) (int64, bool) {
+	st, err := w.objectStats(schema.GroupResource{Group: group, Resource: resource}.String())
+	return st.ObjectCount * st.EstimatedAverageObjectSizeBytes, err == nil
+}
+
 // objectStats is what API Priority and Fairness charges a LIST by: how many objects the resource's
 // watch cache holds and their average stored size. key is the group resource as
 // schema.GroupResource.String spells it.

@@ -123,6 +123,7 @@ func (o *GenericOptions) ApplyTo(_ context.Context, cfg *serve.Config) error {
 	cfg.RequestTimeout = o.RequestTimeout
 	cfg.MinRequestTimeout = time.Duration(o.MinRequestTimeout) * time.Second
 	cfg.MaxRequestBodyBytes = o.MaxRequestBodyBytes
+	cfg.MemoryBudget = o.MemoryBudgetBytes
 	cfg.ShutdownDelayDuration = o.ShutdownDelayDuration
 	cfg.ShutdownTimeout = o.ShutdownTimeout
 	cfg.LivezGracePeriod = o.LivezGracePeriod

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/apictl/apictl/pkg/features"
@@ -41,6 +42,10 @@ type GenericOptions struct {
 	MinRequestTimeout int
 	// MaxRequestBodyBytes bounds a request body; larger bodies get 413 (0: no limit).
 	MaxRequestBodyBytes int64
+	// MemoryBudget is the heap the server keeps to, as a quantity ("2Gi"); empty derives it from
+	// the machine's memory, "0" turns it off. Complete resolves it into MemoryBudgetBytes.
+	MemoryBudget      string
+	MemoryBudgetBytes int64
 	// ShutdownDelayDuration keeps serving after a termination signal, with /readyz failing, so that
 	// load balancers notice before the listeners close.
 	ShutdownDelayDuration time.Duration
@@ -97,6 +102,10 @@ func (o *GenericOptions) AddFlags(fs *pflag.FlagSet) {
 		"Maximum amount of time to wait for storage initialization before declaring apiserver ready. A resource whose watch cache is still filling then answers gets and paged lists from etcd, and 429 to watches and other lists until it is ready.")
 	fs.Int64Var(&o.MaxRequestBodyBytes, "max-request-body-bytes", o.MaxRequestBodyBytes,
 		"The largest request body the server accepts, in bytes; larger bodies get 413. Zero for no limit.")
+	fs.StringVar(&o.MemoryBudget, "memory-budget", o.MemoryBudget,
+		"The heap the server keeps to, as a quantity such as 2Gi. A new LIST waits for its turn, then gets 429 with Retry-After, "+
+			"while the LISTs running and the live heap leave no room for it, and Go's collector works to stay under it (unless GOMEMLIMIT is set). "+
+			"If empty, three quarters of the machine's memory or of its cgroup's limit, whichever is smaller. 0 for no budget.")
 	fs.DurationVar(&o.ShutdownDelayDuration, "shutdown-delay-duration", o.ShutdownDelayDuration,
 		"Time to delay the termination. During that time the server keeps serving requests normally while /readyz fails, so that load balancers stop sending traffic before the listeners close.")
 	fs.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", o.ShutdownTimeout,
@@ -120,6 +129,12 @@ func (o *GenericOptions) Complete() error {
 			return fmt.Errorf("resolving --data-dir %q: %w", o.DataDir, err)
 		}
 		o.DataDir = abs
+	}
+	switch q, err := resource.ParseQuantity(o.MemoryBudget); {
+	case o.MemoryBudget == "":
+		o.MemoryBudgetBytes = defaultMemoryBudget()
+	case err == nil:
+		o.MemoryBudgetBytes = q.Value()
 	}
 	if o.ExternalHostname == "" {
 		if o.AdvertiseAddress != "" {
@@ -156,6 +171,7 @@ func (o *GenericOptions) Validate() []error {
 	}
 	errs.add(checkNotNegative(s, "storage-initialization-timeout", o.StorageInitializationTimeout))
 	errs.add(checkNotNegativeInt(s, "max-request-body-bytes", o.MaxRequestBodyBytes, "no limit"))
+	errs.add(checkMemoryBudget(s, o.MemoryBudget))
 	errs.add(checkNotNegative(s, "shutdown-delay-duration", o.ShutdownDelayDuration))
 	errs.add(checkNotNegative(s, "shutdown-timeout", o.ShutdownTimeout))
 	errs.add(checkNotNegative(s, "livez-grace-period", o.LivezGracePeriod))

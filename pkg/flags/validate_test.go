@@ -117,6 +117,15 @@ func TestValidate(t *testing.T) {
 			"etcd-healthcheck-timeout: must be greater than zero", "http2-max-streams-per-connection: can not be negative",
 			"v: can not be negative",
 		}},
+		{name: "memory budget not a quantity", modify: func(o *ServerOptions) {
+			o.Generic.MemoryBudget = "2 gigs"
+		}, want: []string{"memory-budget: is not a quantity: give bytes with a suffix, such as 2Gi"}},
+		{name: "memory budget negative", modify: func(o *ServerOptions) {
+			o.Generic.MemoryBudget = "-1Gi"
+		}, want: []string{"memory-budget: can not be negative"}},
+		{name: "memory budget too small", modify: func(o *ServerOptions) {
+			o.Generic.MemoryBudget = "64Mi"
+		}, want: []string{"memory-budget: is too small to serve in: give at least 128Mi"}},
 		{name: "cors patterns", modify: func(o *ServerOptions) {
 			o.Generic.CORSAllowedOrigins = []string{"^https://ok\\.example$", "(", " "}
 		}, want: []string{"cors-allowed-origins: is not a valid regular expression", "cors-allowed-origins: has an empty entry"}},

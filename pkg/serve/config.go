@@ -42,6 +42,10 @@ type Config struct {
 	MinRequestTimeout time.Duration
 	// MaxRequestBodyBytes bounds request bodies (0: no limit).
 	MaxRequestBodyBytes int64
+	// MemoryBudget is the heap LISTs are admitted against (filters.MemoryBudget; 0: none), and
+	// ListStoredBytes estimates a resource's stored bytes for it (nil: every LIST is charged as long).
+	MemoryBudget    int64
+	ListStoredBytes func(group, resource string) (int64, bool)
 	// ShutdownDelayDuration keeps serving after the signal, with /readyz failing, so that load balancers
 	// take the server out of rotation before its listeners close. Default 0.
 	ShutdownDelayDuration time.Duration

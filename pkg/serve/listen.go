@@ -210,8 +210,12 @@ func (p *PreparedServer) chain(authn auth.Authenticator, authz auth.Authorizer) 
 	if limit == nil {
 		limit = filters.WithMaxInFlightLimit(c.MaxRequestsInFlight, c.MaxMutatingRequestsInFlight, p.metrics)
 	}
+	// A LIST waits for room in the memory budget once it is admitted and authorized, holding its
+	// seats meanwhile as kube's work estimate does; a quarter of the request timeout, as APF's queues.
+	budget := filters.NewMemoryBudget(c.MemoryBudget, c.RequestTimeout/4, c.ListStoredBytes)
 	wrap := []func(http.Handler) http.Handler{
 		filters.WithMaxRequestBody(c.MaxRequestBodyBytes),
+		budget.Wrap,
 		filters.WithAuthorization(c.Audit.Authorizer(authz), log),
 		limit,
 		filters.WithImpersonation(authz, log),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
@@ -71,6 +72,11 @@ func runServe(ctx context.Context, run *serveRun) error {
 	s, err := apiserver.New(ctx, run.options, run.streams.ErrOut, apiserver.Extras{})
 	if err != nil {
 		return err
+	}
+	// The process is the server's alone here (tests run several in one), so the collector's soft
+	// limit is set to the budget, unless the user set GOMEMLIMIT.
+	if budget := run.options.Generic.MemoryBudgetBytes; budget > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(budget)
 	}
 	logger.Store(s.Logger())
 	routeKlog(s.Logger())

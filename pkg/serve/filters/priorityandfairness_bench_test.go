@@ -50,7 +50,9 @@ func BenchmarkPriorityAndFairness(b *testing.B) {
 	go func() { defer close(done); _ = fc.Run(ctx.Done()) }()
 	defer func() { cancel(); <-done }()
 	time.Sleep(500 * time.Millisecond) // the controller digests the configuration
-	estimate := flowcontrolrequest.NewWorkEstimator(func(string) (apiserverstorage.Stats, error) { return apiserverstorage.Stats{}, flowcontrolrequest.ObjectCountNotFoundErr },
+	estimate := flowcontrolrequest.NewWorkEstimator(func(string) (apiserverstorage.Stats, error) {
+		return apiserverstorage.Stats{}, flowcontrolrequest.ObjectCountNotFoundErr
+	},
 		fc.GetInterestedWatchCount, flowcontrolrequest.DefaultWorkEstimatorConfig(), fc.GetMaxSeats)
 	h := WithPriorityAndFairness(fc, estimate, time.Minute)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
