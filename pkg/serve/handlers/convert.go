@@ -50,7 +50,7 @@ func (f *converterFactory) converter(crd *apiextensionsv1.CustomResourceDefiniti
 
 // converts reports whether a stored object must be converted before this route answers with it.
 // Objects stored as another resource's are, unless already converted (stored.go).
-func (s *scope) converts(value []byte) bool {
+func (s *store) converts(value []byte) bool {
 	if s.stored != nil {
 		return !s.atRouteForm(value)
 	}
@@ -59,7 +59,7 @@ func (s *scope) converts(value []byte) bool {
 
 // readable returns a stored object at the route's version: as it is, or converted, with a 500 worded
 // as kube words a read that fails to convert.
-func (s *scope) readable(kv storage.KeyValue) (storage.KeyValue, error) {
+func (s *store) readable(kv storage.KeyValue) (storage.KeyValue, error) {
 	if !s.converts(kv.Value) {
 		return kv, nil
 	}
@@ -73,7 +73,7 @@ func (s *scope) readable(kv storage.KeyValue) (storage.KeyValue, error) {
 // readableItems returns a page of stored objects at the route's version: the same slice when none
 // needs converting, else a new one where those that need it are converted, in one batch (a webhook gets
 // one ConversionReview).
-func (s *scope) readableItems(items []storage.KeyValue) ([]storage.KeyValue, error) {
+func (s *store) readableItems(items []storage.KeyValue) ([]storage.KeyValue, error) {
 	if s.stored != nil {
 		return s.storedItems(items)
 	}
@@ -121,7 +121,7 @@ func readConversionError(items []storage.KeyValue, which []int, err error) error
 // decodeConverted decodes a stored object that is at another version than the route's into the
 // route's version, for a write to start from. Failing, it is kube's 500 for an update whose stored
 // object does not convert (a Status without reason).
-func (s *scope) decodeConverted(kv storage.KeyValue) (*unstructured.Unstructured, error) {
+func (s *store) decodeConverted(kv storage.KeyValue) (*unstructured.Unstructured, error) {
 	objs, err := s.conv.Decode([][]byte{kv.Value}, s.gvr.Version)
 	if err != nil {
 		return nil, plainInternalError(fmt.Sprintf("object not decodable revision=%d: %v", kv.ModRevision, err))
@@ -132,7 +132,7 @@ func (s *scope) decodeConverted(kv storage.KeyValue) (*unstructured.Unstructured
 
 // toStorage converts the object of a write to the storage version. Failing, it is kube's 500 for a
 // write whose object does not convert: a Status with the converter's message and no reason.
-func (s *scope) toStorage(obj runtime.Object) (runtime.Object, error) {
+func (s *store) toStorage(obj runtime.Object) (runtime.Object, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok || s.conv == nil {
 		return obj, nil
@@ -146,7 +146,7 @@ func (s *scope) toStorage(obj runtime.Object) (runtime.Object, error) {
 
 // respond is the body that answers with a stored object: at the route's version, with its
 // resourceVersion.
-func (s *scope) respond(kv storage.KeyValue) ([]byte, error) {
+func (s *store) respond(kv storage.KeyValue) ([]byte, error) {
 	kv, err := s.readable(kv)
 	if err != nil {
 		return nil, err
@@ -155,7 +155,7 @@ func (s *scope) respond(kv storage.KeyValue) ([]byte, error) {
 }
 
 // dryRunBody is the body of a dry-run create: the object as it would be stored, at the route's version.
-func (s *scope) dryRunBody(value []byte) ([]byte, error) {
+func (s *store) dryRunBody(value []byte) ([]byte, error) {
 	if !s.converts(value) {
 		return value, nil
 	}
@@ -171,7 +171,7 @@ func (s *scope) dryRunBody(value []byte) ([]byte, error) {
 
 // checkConvertible refuses, as kube's store does, to delete an object of another version that does not
 // convert to the route's: kube decodes the object it deletes, and answers with the read's 500.
-func (s *scope) checkConvertible(kv storage.KeyValue) error {
+func (s *store) checkConvertible(kv storage.KeyValue) error {
 	_, err := s.readable(kv)
 	return err
 }
@@ -184,7 +184,7 @@ func plainInternalError(msg string) error {
 
 // readableList returns a page of a LIST with its objects at the route's version (see readableItems);
 // res itself, which may be shared with the watch cache, is not changed.
-func (s *scope) readableList(res *storage.ListResult) (*storage.ListResult, error) {
+func (s *store) readableList(res *storage.ListResult) (*storage.ListResult, error) {
 	if s.conv == nil && s.stored == nil {
 		return res, nil
 	}
@@ -205,7 +205,7 @@ const readableBatch = 500
 // batches as they are read (see readableItems); res itself is not changed. A conversion that fails
 // after the list's first bytes were sent cuts the connection, where kube, which converts the whole list
 // before it writes any of it, answers 500: the price of never holding a whole converted list.
-func (s *scope) readableStream(res *storage.ListResult) *storage.ListResult {
+func (s *store) readableStream(res *storage.ListResult) *storage.ListResult {
 	if s.conv == nil && s.stored == nil {
 		return res
 	}
@@ -243,12 +243,12 @@ func (s *scope) readableStream(res *storage.ListResult) *storage.ListResult {
 // converted writes the event of an object that must be converted first: its own line (or table row),
 // where other events share the watch cache's encoding.
 func (e *eventWriter) converted(ev *cacher.Event) error {
-	kv, err := e.scope.readable(ev.KeyValue())
+	kv, err := e.scope.store.readable(ev.KeyValue())
 	if err != nil {
 		return err
 	}
 	if e.table != nil {
-		obj, err := e.scope.decodeStored(kv)
+		obj, err := e.scope.store.decodeStored(kv)
 		if err != nil {
 			return err
 		}

@@ -158,7 +158,7 @@ func (e *Extension) DeleteAll(ctx context.Context) (int, error) {
 	if main == nil {
 		return 0, nil
 	}
-	res, err := main.store.List(ctx, main.prefix(""), storage.ListOptions{})
+	res, err := main.backend.List(ctx, main.prefix(""), storage.ListOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("listing %s: %w", main.gr, err)
 	}

@@ -23,7 +23,7 @@ import (
 
 // encode returns an object's stored form: its JSON with kind and apiVersion set and without
 // resourceVersion, which etcd supplies.
-func (s *scope) encode(obj runtime.Object) ([]byte, error) {
+func (s *store) encode(obj runtime.Object) ([]byte, error) {
 	obj.GetObjectKind().SetGroupVersionKind(s.strategy.GVK)
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -51,7 +51,7 @@ func (s *scope) encode(obj runtime.Object) ([]byte, error) {
 
 // decodeStored decodes a stored value into a new object of the resource's kind, with its
 // resourceVersion set from the revision.
-func (s *scope) decodeStored(kv storage.KeyValue) (runtime.Object, error) {
+func (s *store) decodeStored(kv storage.KeyValue) (runtime.Object, error) {
 	if s.stored != nil && s.converts(kv.Value) {
 		return s.fromStoredForm(kv)
 	}
@@ -114,12 +114,12 @@ func (a *API) checkNamespace(ctx context.Context, gr schema.GroupResource, name,
 	}
 	key := a.namespaces.key("", namespace)
 	if !a.deletedLately(namespace) {
-		kv, err := a.namespaces.store.Get(ctx, key, storage.GetOptions{ResourceVersion: "0"})
+		kv, err := a.namespaces.backend.Get(ctx, key, storage.GetOptions{ResourceVersion: "0"})
 		if err == nil && !mayBeTerminating(kv.Value) {
 			return nil
 		}
 	}
-	kv, err := a.namespaces.store.Get(ctx, key, storage.GetOptions{})
+	kv, err := a.namespaces.backend.Get(ctx, key, storage.GetOptions{})
 	if err != nil {
 		if storage.IsNotFound(err) {
 			return apierrors.NewNotFound(corev1.Resource("namespaces"), namespace)

@@ -27,7 +27,7 @@ import (
 
 // fromStoredForm decodes a stored object and converts it to the route's kind, with its
 // resourceVersion set from the revision.
-func (s *scope) fromStoredForm(kv storage.KeyValue) (runtime.Object, error) {
+func (s *store) fromStoredForm(kv storage.KeyValue) (runtime.Object, error) {
 	stored := s.stored.New()
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(kv.Value, stored); err != nil {
 		return nil, fmt.Errorf("decoding stored %s: %w", kv.Key, err)
@@ -46,7 +46,7 @@ func (s *scope) fromStoredForm(kv storage.KeyValue) (runtime.Object, error) {
 }
 
 // toStoredForm converts the object of a write to the stored resource's kind, for encode.
-func (s *scope) toStoredForm(obj runtime.Object) (runtime.Object, error) {
+func (s *store) toStoredForm(obj runtime.Object) (runtime.Object, error) {
 	out, err := s.stored.ToStored(obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("converting a %s to its stored form: %w", s.res.Kind, err))
@@ -57,7 +57,7 @@ func (s *scope) toStoredForm(obj runtime.Object) (runtime.Object, error) {
 
 // storedAsRoute returns a stored value as the route's kind encodes it, without resourceVersion (its
 // place is found anew when it is answered).
-func (s *scope) storedAsRoute(kv storage.KeyValue) ([]byte, error) {
+func (s *store) storedAsRoute(kv storage.KeyValue) ([]byte, error) {
 	obj, err := s.fromStoredForm(kv)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -70,10 +70,10 @@ func (s *scope) storedAsRoute(kv storage.KeyValue) ([]byte, error) {
 
 // atRouteForm reports whether a value is already of the route's kind: converted by an earlier read
 // (a GET's table is made of the object the GET read).
-func (s *scope) atRouteForm(value []byte) bool { return bytes.HasPrefix(value, s.routeForm) }
+func (s *store) atRouteForm(value []byte) bool { return bytes.HasPrefix(value, s.routeForm) }
 
 // storedItems converts a page of stored objects to the route's kind, into a new slice.
-func (s *scope) storedItems(items []storage.KeyValue) ([]storage.KeyValue, error) {
+func (s *store) storedItems(items []storage.KeyValue) ([]storage.KeyValue, error) {
 	out := make([]storage.KeyValue, len(items))
 	copy(out, items)
 	for i := range out {
@@ -92,7 +92,7 @@ func (s *scope) storedItems(items []storage.KeyValue) ([]storage.KeyValue, error
 // storedFieldSelector maps a field selector on the route's fields to the stored kind's, which the
 // filter reads from stored objects. The kind's field label conversion refuses what it does not map,
 // with kube's message.
-func (s *scope) storedFieldSelector(sel fields.Selector) (fields.Selector, error) {
+func (s *store) storedFieldSelector(sel fields.Selector) (fields.Selector, error) {
 	if sel.Empty() {
 		return sel, nil
 	}
@@ -111,7 +111,7 @@ func (s *scope) storedFieldSelector(sel fields.Selector) (fields.Selector, error
 
 // kindConverter converts the scope's objects to those of the resources stored alike, for admission
 // plugins that match those (matchPolicy Equivalent); nil for resources with no such twin.
-func (s *scope) kindConverter() func(in, out runtime.Object) error {
+func (s *store) kindConverter() func(in, out runtime.Object) error {
 	if s.sub != nil {
 		return nil
 	}

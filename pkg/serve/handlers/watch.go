@@ -76,7 +76,7 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	source, ok := s.store.(eventSource)
+	source, ok := s.backend.(eventSource)
 	if !ok {
 		writeError(w, r, apierrors.NewInternalError(fmt.Errorf("%s has no watch cache to watch", s.resourcePath())))
 		return
@@ -215,11 +215,11 @@ func (e *eventWriter) change(ev *cacher.Event) error {
 	if e.partial != "" {
 		return e.partialChange(ev)
 	}
-	if e.scope.converts(ev.KeyValue().Value) {
+	if e.scope.store.converts(ev.KeyValue().Value) {
 		return e.converted(ev)
 	}
 	if e.table != nil {
-		obj, err := e.scope.decodeStored(ev.KeyValue())
+		obj, err := e.scope.store.decodeStored(ev.KeyValue())
 		if err != nil {
 			return err
 		}
@@ -266,7 +266,7 @@ func (e *eventWriter) partialChange(ev *cacher.Event) error {
 	if e.partial != partialObject {
 		return errPartialListWatch
 	}
-	kv, err := e.scope.readable(ev.KeyValue())
+	kv, err := e.scope.store.readable(ev.KeyValue())
 	if err != nil {
 		return err
 	}
