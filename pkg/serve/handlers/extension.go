@@ -84,7 +84,10 @@ func (a *API) NewExtension(c ExtensionConfig) (*Extension, error) {
 	}
 	for _, s := range e.scopes {
 		s.terminating = c.Terminating
-		s.conv = conv
+		if conv != nil {
+			s.conv = conv
+			s.form = crdVersions{conv: conv, version: s.gvr.Version, kind: s.res.Kind}
+		}
 	}
 	return e, nil
 }

@@ -80,7 +80,7 @@ func (s *scope) checkFieldSelector(sel fields.Selector) error {
 		return nil
 	}
 	if s.stored != nil {
-		_, err := s.store.storedFieldSelector(sel)
+		_, err := storedFieldSelector(s.stored, sel)
 		return err
 	}
 	known := fieldSet(s.res.Kind, s.res.Namespaced, &selectable{})
@@ -123,7 +123,7 @@ func (s *scope) selection(l labels.Selector, f fields.Selector) *storage.SharedF
 	}
 	kind, namespaced := s.selectedKind(), s.res.Namespaced
 	if s.stored != nil {
-		if mapped, err := s.store.storedFieldSelector(f); err == nil {
+		if mapped, err := storedFieldSelector(s.stored, f); err == nil {
 			f = mapped
 		}
 	}

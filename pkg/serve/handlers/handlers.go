@@ -172,8 +172,8 @@ type resource struct {
 	// (routes.Resource.StoredAs), whose objects stored converts (stored.go).
 	storage schema.GroupResource
 	stored  *registry.StoredForm
-	// routeForm is how an object converted to the route's kind begins (its kind and apiVersion).
-	routeForm []byte
+	// form is how the stored objects become the route's (form.go).
+	form form
 	// itemTypeMeta is how a stored object of the scope's kind begins, `{"kind":"K","apiVersion":"V",`:
 	// what a built-in list leaves out of its items.
 	itemTypeMeta []byte
@@ -196,7 +196,7 @@ type store struct {
 func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema.GroupVersionResource, strategy *registry.Strategy, backend storage.Store) *scope {
 	s := &resource{
 		api: a, patcher: a.patcher, res: res, sub: sub, strategy: strategy, backend: backend, gvr: gvr, gr: gvr.GroupResource(), storage: gvr.GroupResource(),
-		objectGVK: gvr.GroupVersion().WithKind(res.Kind), listKind: res.ListKind,
+		objectGVK: gvr.GroupVersion().WithKind(res.Kind), listKind: res.ListKind, form: asStored{},
 	}
 	if res.Custom {
 		s.crv, _ = a.cfg.CustomResources.Validator(gvr)
@@ -206,12 +206,13 @@ func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema
 	}
 	s.selectable = newSelectableFields(res.SelectableFields)
 	s.itemTypeMeta = []byte(`{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)
-	if strategy != nil && sub == nil {
-		s.stored = strategy.Stored
-	}
 	if res.StoredAs != nil {
 		s.storage = res.StoredAs.GroupResource()
-		s.routeForm = []byte(`{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)
+	}
+	if strategy != nil && sub == nil && strategy.Stored != nil {
+		s.stored = strategy.Stored
+		s.form = storedAs{stored: strategy.Stored, gvk: strategy.GVK, kind: res.Kind,
+			routeForm: []byte(`{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)}
 	}
 	switch s.objectGVK {
 	case corev1.SchemeGroupVersion.WithKind("Event"), eventsv1.SchemeGroupVersion.WithKind("Event"):

@@ -30,20 +30,12 @@ func (s *store) encode(obj runtime.Object) ([]byte, error) {
 		return nil, err
 	}
 	m.SetResourceVersion("")
-	if s.stored != nil {
-		// Stored as the other resource's kind (stored.go).
-		if obj, err = s.toStoredForm(obj); err != nil {
-			return nil, err
-		}
+	// Stored as the other resource's kind, or at a CRD's storage version, whatever version the
+	// write came in (form.go).
+	if obj, err = s.form.toStorage(obj); err != nil {
+		return nil, err
 	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		if s.conv != nil {
-			// Stored at the storage version, whatever version the write came in.
-			if obj, err = s.toStorage(u); err != nil {
-				return nil, err
-			}
-			u = obj.(*unstructured.Unstructured)
-		}
 		return json.Marshal(u.Object)
 	}
 	return json.Marshal(obj)
@@ -52,11 +44,8 @@ func (s *store) encode(obj runtime.Object) ([]byte, error) {
 // decodeStored decodes a stored value into a new object of the resource's kind, with its
 // resourceVersion set from the revision.
 func (s *store) decodeStored(kv storage.KeyValue) (runtime.Object, error) {
-	if s.stored != nil && s.converts(kv.Value) {
-		return s.fromStoredForm(kv)
-	}
-	if s.conv != nil && s.converts(kv.Value) {
-		return s.decodeConverted(kv)
+	if s.form.converts(kv.Value) {
+		return s.form.decode(kv)
 	}
 	obj := s.strategy.New()
 	if u, ok := obj.(*unstructured.Unstructured); ok {

@@ -21,8 +21,12 @@ import (
 
 // storedCustom decodes a stored custom resource with its resourceVersion.
 func (s *store) storedCustom(kv storage.KeyValue) (*unstructured.Unstructured, error) {
-	if s.converts(kv.Value) {
-		return s.decodeConverted(kv) // at the route's version, pruned to its schema
+	if s.form.converts(kv.Value) {
+		obj, err := s.form.decode(kv) // at the route's version, pruned to its schema
+		if err != nil {
+			return nil, err
+		}
+		return obj.(*unstructured.Unstructured), nil
 	}
 	u, err := s.crv.DecodeStored(kv.Value)
 	if err != nil {

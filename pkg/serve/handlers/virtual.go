@@ -58,7 +58,7 @@ func (a *API) newCreateRoutes() error {
 			continue // turned off by --runtime-config
 		}
 		gvr := schema.GroupVersionResource{Group: key.Group, Version: key.Version, Resource: key.Resource}
-		r := &resource{api: a, patcher: a.patcher, res: res, gvr: gvr, gr: gvr.GroupResource(), objectGVK: gvr.GroupVersion().WithKind(res.Kind), goType: res.GoType}
+		r := &resource{api: a, patcher: a.patcher, res: res, gvr: gvr, gr: gvr.GroupResource(), objectGVK: gvr.GroupVersion().WithKind(res.Kind), goType: res.GoType, form: asStored{}}
 		s := &scope{resource: r, store: &store{resource: r}}
 		creates := res.HasVerb(routes.VerbCreate)
 		if key.Subresource != "" {

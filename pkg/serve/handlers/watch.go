@@ -215,7 +215,7 @@ func (e *eventWriter) change(ev *cacher.Event) error {
 	if e.partial != "" {
 		return e.partialChange(ev)
 	}
-	if e.scope.store.converts(ev.KeyValue().Value) {
+	if e.scope.form.converts(ev.KeyValue().Value) {
 		return e.converted(ev)
 	}
 	if e.table != nil {
