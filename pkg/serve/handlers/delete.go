@@ -482,7 +482,7 @@ func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p route
 	}
 	list, err := parseListOptions(r.URL.Query())
 	if err == nil {
-		err = s.checkFieldSelector(list.fields)
+		err = s.fields.check(list.fields)
 	}
 	if err == nil {
 		err = list.checkResourceVersion()
@@ -491,7 +491,7 @@ func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p route
 		writeError(w, r, err)
 		return
 	}
-	listOpts := storage.ListOptions{Filter: s.filter(list.labels, list.fields),
+	listOpts := storage.ListOptions{Filter: s.fields.filter(list.labels, list.fields),
 		ResourceVersion: list.resourceVersion, ResourceVersionMatch: list.resourceVersionMatch}
 	if list.limit > 0 {
 		listOpts.Limit, listOpts.Continue = list.limit, list.continueToken

@@ -77,7 +77,7 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	}
 	opts, err := parseListOptions(r.URL.Query())
 	if err == nil {
-		err = s.checkFieldSelector(opts.fields)
+		err = s.fields.check(opts.fields)
 	}
 	if err == nil {
 		err = opts.checkResourceVersion()
@@ -102,7 +102,7 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		ResourceVersionMatch: opts.resourceVersionMatch,
 		Limit:                opts.limit,
 		Continue:             opts.continueToken,
-		Filter:               s.filter(opts.labels, opts.fields),
+		Filter:               s.fields.filter(opts.labels, opts.fields),
 		Stream:               true,
 	})
 	if err != nil {

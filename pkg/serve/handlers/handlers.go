@@ -163,15 +163,14 @@ type resource struct {
 	goType reflect.Type
 	// terminating is set on the scopes of a CRD being deleted: its objects may not be created.
 	terminating bool
-	// selectable are a custom resource's selectable fields.
-	selectable []selectableField
+	// fields selects the objects of lists and watches.
+	fields *fieldFilter
 	// conv converts the objects of a CRD with several versions (convert.go); nil for built-in
 	// resources and single-version CRDs, whose objects are stored at the version they are served.
 	conv *crconvert.Converter
 	// storage is the resource whose keys hold the objects: gr, but for a resource stored as another's
-	// (routes.Resource.StoredAs), whose objects stored converts (stored.go).
+	// (routes.Resource.StoredAs), whose objects its form converts (stored.go).
 	storage schema.GroupResource
-	stored  *registry.StoredForm
 	// form is how the stored objects become the route's (form.go).
 	form form
 	// itemTypeMeta is how a stored object of the scope's kind begins, `{"kind":"K","apiVersion":"V",`:
@@ -204,16 +203,17 @@ func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema
 	if sub != nil {
 		s.objectGVK = sub.GroupVersionKind(gvr.GroupVersion())
 	}
-	s.selectable = newSelectableFields(res.SelectableFields)
 	s.itemTypeMeta = []byte(`{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)
 	if res.StoredAs != nil {
 		s.storage = res.StoredAs.GroupResource()
 	}
+	var stored *registry.StoredForm
 	if strategy != nil && sub == nil && strategy.Stored != nil {
-		s.stored = strategy.Stored
+		stored = strategy.Stored
 		s.form = storedAs{stored: strategy.Stored, gvk: strategy.GVK, kind: res.Kind,
 			routeForm: []byte(`{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)}
 	}
+	s.fields = newFieldFilter(res, stored)
 	switch s.objectGVK {
 	case corev1.SchemeGroupVersion.WithKind("Event"), eventsv1.SchemeGroupVersion.WithKind("Event"):
 		// Events live for --event-ttl.

@@ -49,7 +49,7 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 		opts, err = parseListOptionsGated(q, s.api.cfg.Features.Enabled(features.WatchList))
 	}
 	if err == nil {
-		err = s.checkFieldSelector(opts.fields)
+		err = s.fields.check(opts.fields)
 	}
 	if err == nil && name != "" {
 		opts.fields, err = pinName(opts.fields, name)
@@ -83,9 +83,9 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 	}
 	sendInitial := opts.sendInitialEvents != nil && *opts.sendInitialEvents
 	wopts := cacher.WatchOptions{ResourceVersion: opts.resourceVersion, SendInitialEvents: sendInitial,
-		Shared: s.selection(opts.labels, opts.fields)}
+		Shared: s.fields.selection(opts.labels, opts.fields)}
 	if wopts.Shared == nil {
-		wopts.Filter = s.filter(opts.labels, opts.fields) // selectable fields of a custom resource, or none
+		wopts.Filter = s.fields.filter(opts.labels, opts.fields) // selectable fields of a custom resource, or none
 	}
 	watcher, err := source.WatchEvents(ctx, s.prefix(p.Namespace), wopts)
 	if err != nil {
