@@ -11,8 +11,8 @@ import (
 // form is how a resource's stored objects become the route's, chosen once when the resource is
 // installed: asStored for built-in kinds and single-version CRDs, whose stored bytes are the route's;
 // crdVersions for a CRD with several versions (convert.go); storedAs for a resource stored as
-// another's (stored.go). The reads of asStored never call it past readableList's type check, so the
-// GET and LIST of built-in kinds keep sending stored bytes as they are.
+// another's (stored.go). readableList and readableStream recognise asStored and pass the storage's
+// page on as it is, so a LIST of a built-in kind makes no call per item.
 type form interface {
 	// converts reports whether a stored value must be converted before the route answers with it.
 	converts(value []byte) bool
