@@ -81,7 +81,7 @@ type admissionRun struct {
 // startAdmission prepares the admission of a write, or returns nil when no plugin may act on it.
 // name is what kube's attributes carry: empty for a create with generateName and for each object of
 // a deletecollection.
-func (s *scope) startAdmission(ctx context.Context, op kadmission.Operation, obj, old runtime.Object, namespace, name string, options runtime.Object, dryRun bool) *admissionRun {
+func (s *store) startAdmission(ctx context.Context, op kadmission.Operation, obj, old runtime.Object, namespace, name string, options runtime.Object, dryRun bool) *admissionRun {
 	chain := s.api.activeAdmission()
 	if chain == nil {
 		return nil
@@ -130,7 +130,7 @@ func (ar *admissionRun) admit(ctx context.Context) error {
 }
 
 // admissionObjects are how the plugins create, convert and default this scope's objects.
-func (s *scope) admissionObjects() *admission.Objects {
+func (s *store) admissionObjects() *admission.Objects {
 	o := &admission.Objects{Mapper: equivalents{s.api}, ConvertKind: s.kindConverter()}
 	if s.conv != nil {
 		conv := s.conv

@@ -23,10 +23,11 @@ func bigConfigMap(name string) string {
 // listRV finds a list's own resourceVersion in JSON (it comes first) and in YAML (last, top level).
 var listRV = regexp.MustCompile(`(?s)^(\{"kind":"[^"]*","apiVersion":"[^"]*","metadata":\{"resourceVersion":")\d+|(\nmetadata:\n  resourceVersion: ")\d+"\n$`)
 
-// tableAge finds a Table row's AGE cell ("9s", "10s", "2m"), which grows between two requests: the
-// two bodies of a list of a thousand objects created in one go differed by a byte per row once
-// their ages passed 9s between the requests.
-var tableAge = regexp.MustCompile(`,"\d+[smhdy]"\]`)
+// tableAge finds a Table row's AGE cell ("9s", "10s", "2m", "2m9s"), which grows between two
+// requests: the two bodies of a list of a thousand objects created in one go differed by a byte per
+// row once their ages passed 9s between the requests, and by more once a slow race run took their
+// ages past two minutes, where kube's HumanDuration adds the seconds ("2m9s", "2m11s").
+var tableAge = regexp.MustCompile(`,"(?:\d+[smhdy])+"\]`)
 
 // sameList says whether two bodies of one list are the same but for what moves between requests.
 func sameList(a, b string) bool {

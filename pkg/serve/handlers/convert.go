@@ -48,38 +48,23 @@ func (f *converterFactory) converter(crd *apiextensionsv1.CustomResourceDefiniti
 	return f.factory.NewConverter(crd)
 }
 
-// converts reports whether a stored object must be converted before this route answers with it.
-// Objects stored as another resource's are, unless already converted (stored.go).
-func (s *scope) converts(value []byte) bool {
-	if s.stored != nil {
-		return !s.atRouteForm(value)
-	}
-	return s.conv != nil && !s.conv.AtVersion(value, s.gvr.Version)
+// crdVersions is the form of a CRD with several versions.
+type crdVersions struct {
+	conv *crconvert.Converter
+	// version is the route's, kind its kind's name in errors.
+	version, kind string
 }
 
-// readable returns a stored object at the route's version: as it is, or converted, with a 500 worded
-// as kube words a read that fails to convert.
-func (s *scope) readable(kv storage.KeyValue) (storage.KeyValue, error) {
-	if !s.converts(kv.Value) {
-		return kv, nil
-	}
-	items, err := s.readableItems([]storage.KeyValue{kv})
-	if err != nil {
-		return kv, err
-	}
-	return items[0], nil
-}
+var _ form = crdVersions{}
 
-// readableItems returns a page of stored objects at the route's version: the same slice when none
-// needs converting, else a new one where those that need it are converted, in one batch (a webhook gets
-// one ConversionReview).
-func (s *scope) readableItems(items []storage.KeyValue) ([]storage.KeyValue, error) {
-	if s.stored != nil {
-		return s.storedItems(items)
-	}
+func (f crdVersions) converts(value []byte) bool { return !f.conv.AtVersion(value, f.version) }
+
+// items converts, in one batch (a webhook gets one ConversionReview), the objects of a page that are
+// at another version, with a 500 worded as kube words a read that fails to convert.
+func (f crdVersions) items(items []storage.KeyValue) ([]storage.KeyValue, error) {
 	var which []int
 	for i := range items {
-		if s.converts(items[i].Value) {
+		if f.converts(items[i].Value) {
 			which = append(which, i)
 		}
 	}
@@ -90,7 +75,7 @@ func (s *scope) readableItems(items []storage.KeyValue) ([]storage.KeyValue, err
 	for n, i := range which {
 		values[n] = items[i].Value
 	}
-	objs, err := s.conv.Decode(values, s.gvr.Version)
+	objs, err := f.conv.Decode(values, f.version)
 	if err != nil {
 		return nil, readConversionError(items, which, err)
 	}
@@ -99,7 +84,7 @@ func (s *scope) readableItems(items []storage.KeyValue) ([]storage.KeyValue, err
 	for n, i := range which {
 		value, err := json.Marshal(objs[n].Object)
 		if err != nil {
-			return nil, apierrors.NewInternalError(fmt.Errorf("encoding a converted %s: %w", s.res.Kind, err))
+			return nil, apierrors.NewInternalError(fmt.Errorf("encoding a converted %s: %w", f.kind, err))
 		}
 		out[i].Value, out[i].RVAt = value, 0 // a new value: its resourceVersion place is found anew
 	}
@@ -118,11 +103,11 @@ func readConversionError(items []storage.KeyValue, which []int, err error) error
 		kv.Key, kv.ModRevision, err))
 }
 
-// decodeConverted decodes a stored object that is at another version than the route's into the
-// route's version, for a write to start from. Failing, it is kube's 500 for an update whose stored
-// object does not convert (a Status without reason).
-func (s *scope) decodeConverted(kv storage.KeyValue) (*unstructured.Unstructured, error) {
-	objs, err := s.conv.Decode([][]byte{kv.Value}, s.gvr.Version)
+// decode decodes a stored object that is at another version than the route's into the route's
+// version, for a write to start from. Failing, it is kube's 500 for an update whose stored object
+// does not convert (a Status without reason).
+func (f crdVersions) decode(kv storage.KeyValue) (runtime.Object, error) {
+	objs, err := f.conv.Decode([][]byte{kv.Value}, f.version)
 	if err != nil {
 		return nil, plainInternalError(fmt.Sprintf("object not decodable revision=%d: %v", kv.ModRevision, err))
 	}
@@ -132,21 +117,42 @@ func (s *scope) decodeConverted(kv storage.KeyValue) (*unstructured.Unstructured
 
 // toStorage converts the object of a write to the storage version. Failing, it is kube's 500 for a
 // write whose object does not convert: a Status with the converter's message and no reason.
-func (s *scope) toStorage(obj runtime.Object) (runtime.Object, error) {
+func (f crdVersions) toStorage(obj runtime.Object) (runtime.Object, error) {
 	u, ok := obj.(*unstructured.Unstructured)
-	if !ok || s.conv == nil {
+	if !ok {
 		return obj, nil
 	}
-	out, err := s.conv.ToStorage(u)
+	out, err := f.conv.ToStorage(u)
 	if err != nil {
 		return nil, plainInternalError(err.Error())
 	}
 	return out, nil
 }
 
+// asRoute is the body of a dry-run create: the object as it would be stored, at the route's version.
+func (f crdVersions) asRoute(value []byte) ([]byte, error) {
+	objs, err := f.conv.Decode([][]byte{value}, f.version)
+	if err != nil {
+		return nil, plainInternalError(err.Error())
+	}
+	return json.Marshal(objs[0].Object)
+}
+
+// readable returns a stored object at the route's version: as it is, or converted.
+func (s *store) readable(kv storage.KeyValue) (storage.KeyValue, error) {
+	if !s.form.converts(kv.Value) {
+		return kv, nil
+	}
+	items, err := s.form.items([]storage.KeyValue{kv})
+	if err != nil {
+		return kv, err
+	}
+	return items[0], nil
+}
+
 // respond is the body that answers with a stored object: at the route's version, with its
 // resourceVersion.
-func (s *scope) respond(kv storage.KeyValue) ([]byte, error) {
+func (s *store) respond(kv storage.KeyValue) ([]byte, error) {
 	kv, err := s.readable(kv)
 	if err != nil {
 		return nil, err
@@ -155,23 +161,16 @@ func (s *scope) respond(kv storage.KeyValue) ([]byte, error) {
 }
 
 // dryRunBody is the body of a dry-run create: the object as it would be stored, at the route's version.
-func (s *scope) dryRunBody(value []byte) ([]byte, error) {
-	if !s.converts(value) {
+func (s *store) dryRunBody(value []byte) ([]byte, error) {
+	if !s.form.converts(value) {
 		return value, nil
 	}
-	if s.stored != nil {
-		return s.storedAsRoute(storage.KeyValue{Value: value})
-	}
-	objs, err := s.conv.Decode([][]byte{value}, s.gvr.Version)
-	if err != nil {
-		return nil, plainInternalError(err.Error())
-	}
-	return json.Marshal(objs[0].Object)
+	return s.form.asRoute(value)
 }
 
 // checkConvertible refuses, as kube's store does, to delete an object of another version that does not
 // convert to the route's: kube decodes the object it deletes, and answers with the read's 500.
-func (s *scope) checkConvertible(kv storage.KeyValue) error {
+func (s *store) checkConvertible(kv storage.KeyValue) error {
 	_, err := s.readable(kv)
 	return err
 }
@@ -182,13 +181,13 @@ func plainInternalError(msg string) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError, Message: msg}}
 }
 
-// readableList returns a page of a LIST with its objects at the route's version (see readableItems);
+// readableList returns a page of a LIST with its objects at the route's version (see form.items);
 // res itself, which may be shared with the watch cache, is not changed.
-func (s *scope) readableList(res *storage.ListResult) (*storage.ListResult, error) {
-	if s.conv == nil && s.stored == nil {
+func (s *store) readableList(res *storage.ListResult) (*storage.ListResult, error) {
+	if _, ok := s.form.(asStored); ok {
 		return res, nil
 	}
-	items, err := s.readableItems(res.Items)
+	items, err := s.form.items(res.Items)
 	if err != nil {
 		return nil, err
 	}
@@ -202,11 +201,11 @@ func (s *scope) readableList(res *storage.ListResult) (*storage.ListResult, erro
 const readableBatch = 500
 
 // readableStream returns a page of a LIST whose objects are converted to the route's version in
-// batches as they are read (see readableItems); res itself is not changed. A conversion that fails
+// batches as they are read (see form.items); res itself is not changed. A conversion that fails
 // after the list's first bytes were sent cuts the connection, where kube, which converts the whole list
 // before it writes any of it, answers 500: the price of never holding a whole converted list.
-func (s *scope) readableStream(res *storage.ListResult) *storage.ListResult {
-	if s.conv == nil && s.stored == nil {
+func (s *store) readableStream(res *storage.ListResult) *storage.ListResult {
+	if _, ok := s.form.(asStored); ok {
 		return res
 	}
 	out := *res
@@ -214,7 +213,7 @@ func (s *scope) readableStream(res *storage.ListResult) *storage.ListResult {
 	out.Stream = func(fn func(storage.KeyValue) error) error {
 		batch := make([]storage.KeyValue, 0, min(readableBatch, len(res.Items)+1))
 		emit := func() error {
-			items, err := s.readableItems(batch)
+			items, err := s.form.items(batch)
 			if err != nil {
 				return err
 			}
@@ -243,12 +242,12 @@ func (s *scope) readableStream(res *storage.ListResult) *storage.ListResult {
 // converted writes the event of an object that must be converted first: its own line (or table row),
 // where other events share the watch cache's encoding.
 func (e *eventWriter) converted(ev *cacher.Event) error {
-	kv, err := e.scope.readable(ev.KeyValue())
+	kv, err := e.scope.store.readable(ev.KeyValue())
 	if err != nil {
 		return err
 	}
 	if e.table != nil {
-		obj, err := e.scope.decodeStored(kv)
+		obj, err := e.scope.store.decodeStored(kv)
 		if err != nil {
 			return err
 		}

@@ -33,7 +33,7 @@ func (s *scope) create(w http.ResponseWriter, r *http.Request, p routes.Params) 
 		writeError(w, r, err)
 		return
 	}
-	body, err := s.createObject(r, obj, p.Namespace, req.opts)
+	body, err := s.store.createObject(r.Context(), obj, p.Namespace, req.opts)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -44,8 +44,7 @@ func (s *scope) create(w http.ResponseWriter, r *http.Request, p routes.Params) 
 
 // createObject creates obj, settled in namespace, and returns the response body. PUT uses it too for
 // kinds that allow create-on-update.
-func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace string, opts *writeOptions) ([]byte, error) {
-	ctx := r.Context()
+func (s *store) createObject(ctx context.Context, obj runtime.Object, namespace string, opts *writeOptions) ([]byte, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -81,7 +80,7 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 	}
 	if !opts.managed {
 		var err error
-		if obj, err = s.patcher.Update(s.patchTarget(), nil, obj, patch.Manager(opts.fieldManager, r.UserAgent())); err != nil {
+		if obj, err = s.patcher.Update(s.patchTarget(), nil, obj, patch.Manager(opts.fieldManager, opts.userAgent)); err != nil {
 			return nil, err
 		}
 		if m, err = meta.Accessor(obj); err != nil {
@@ -99,7 +98,7 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 		return nil, apierrors.NewInternalError(err)
 	}
 	s.strategy.PrepareForCreateBy(obj, kubeUser(ctx))
-	if err := s.validateCreate(r.Context(), obj, m.GetName()); err != nil {
+	if err := s.validateCreate(ctx, obj, m.GetName()); err != nil {
 		return nil, err
 	}
 	if err := s.kindAdmission(ctx, kadmission.Create, obj, nil, createOptions(opts), opts.dryRun); err != nil {
@@ -117,7 +116,7 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 		if opts.dryRun {
 			return s.dryRunBody(value)
 		}
-		kv, err := s.store.Create(ctx, s.key(m.GetNamespace(), m.GetName()), value, s.ttl)
+		kv, err := s.backend.Create(ctx, s.key(m.GetNamespace(), m.GetName()), value, s.ttl)
 		if storage.IsAlreadyExists(err) && generated {
 			if attempt < maxNameGenerations {
 				m.SetName(registry.GenerateName(m.GetGenerateName()))
@@ -137,7 +136,7 @@ func (s *scope) createObject(r *http.Request, obj runtime.Object, namespace stri
 
 // validateCreate applies the kind's rules, or a custom resource's schema (which includes the metadata
 // rules).
-func (s *scope) validateCreate(ctx context.Context, obj runtime.Object, name string) error {
+func (s *store) validateCreate(ctx context.Context, obj runtime.Object, name string) error {
 	if u, ok := obj.(*unstructured.Unstructured); ok && s.crv != nil {
 		return s.crv.InvalidObject(u, name, s.crv.Validate(ctx, u))
 	}
@@ -146,7 +145,7 @@ func (s *scope) validateCreate(ctx context.Context, obj runtime.Object, name str
 
 // admitCreate runs the mutating admission of a create, which may change obj. As in kube, the plugins
 // see a create with generateName without a name; one that sets a name makes it the object's.
-func (s *scope) admitCreate(ctx context.Context, obj runtime.Object, m metav1.Object, generated bool, opts *writeOptions) (*admissionRun, bool, error) {
+func (s *store) admitCreate(ctx context.Context, obj runtime.Object, m metav1.Object, generated bool, opts *writeOptions) (*admissionRun, bool, error) {
 	name := m.GetName()
 	admName := name
 	if generated {

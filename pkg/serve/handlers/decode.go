@@ -211,6 +211,7 @@ func (s *scope) readWrite(w http.ResponseWriter, r *http.Request, optionsKind, n
 		writeError(w, r, err)
 		return nil, false
 	}
+	opts.userAgent = r.UserAgent()
 	body, format, err := readBody(r)
 	if err != nil {
 		writeError(w, r, apiError(err, s.gr, name))

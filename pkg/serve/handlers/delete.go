@@ -115,7 +115,7 @@ type deleteResult struct {
 }
 
 // objectResult answers with the stored object kv at the route's version.
-func (s *scope) objectResult(kv storage.KeyValue, pending bool) (deleteResult, error) {
+func (s *store) objectResult(kv storage.KeyValue, pending bool) (deleteResult, error) {
 	body, err := s.respond(kv)
 	return deleteResult{body: body, object: &kv, pending: pending}, err
 }
@@ -149,7 +149,7 @@ func (s *scope) delete(w http.ResponseWriter, r *http.Request, p routes.Params) 
 		writeError(w, r, apiError(err, s.gr, p.Name))
 		return
 	}
-	res, err := s.deleteObject(r.Context(), p.Namespace, p.Name, opts)
+	res, err := s.store.deleteObject(r.Context(), p.Namespace, p.Name, opts)
 	var body []byte
 	if err == nil {
 		body, err = res.encode(s, out)
@@ -169,13 +169,13 @@ func (s *scope) delete(w http.ResponseWriter, r *http.Request, p routes.Params) 
 // collector's finalizers are set as the options ask (deletepolicy.go); an object left with finalizers
 // (a namespace always has some, and a CRD's first delete starts its cleanup) is marked with a
 // deletionTimestamp and stays until whoever owns them removes them; one without is removed.
-func (s *scope) deleteObject(ctx context.Context, namespace, name string, opts *deleteOptions) (deleteResult, error) {
+func (s *store) deleteObject(ctx context.Context, namespace, name string, opts *deleteOptions) (deleteResult, error) {
 	key := s.key(namespace, name)
 	if opts.dryRun {
 		return s.dryRunDelete(ctx, key, namespace, name, opts)
 	}
 	for attempt := 0; ; attempt++ {
-		kv, err := s.store.Delete(ctx, key, func(current storage.KeyValue) error {
+		kv, err := s.backend.Delete(ctx, key, func(current storage.KeyValue) error {
 			m, err := s.vetDelete(ctx, current, namespace, name, opts)
 			if err != nil {
 				return err
@@ -204,7 +204,7 @@ func (s *scope) deleteObject(ctx context.Context, namespace, name string, opts *
 
 // vetDelete reads what a delete needs from the stored object and checks, as kube's store does before
 // it deletes, that the object converts, that the preconditions hold and that admission allows it.
-func (s *scope) vetDelete(ctx context.Context, current storage.KeyValue, namespace, name string, opts *deleteOptions) (*storedMeta, error) {
+func (s *store) vetDelete(ctx context.Context, current storage.KeyValue, namespace, name string, opts *deleteOptions) (*storedMeta, error) {
 	var m storedMeta
 	if err := json.Unmarshal(current.Value, &m); err != nil {
 		return nil, fmt.Errorf("reading stored %s: %w", current.Key, err)
@@ -223,7 +223,7 @@ func (s *scope) vetDelete(ctx context.Context, current storage.KeyValue, namespa
 }
 
 // mustMark says whether a delete with o leaves the object marked for deletion rather than removed.
-func (s *scope) mustMark(m *storedMeta, o *metav1.DeleteOptions) bool {
+func (s *store) mustMark(m *storedMeta, o *metav1.DeleteOptions) bool {
 	first := m.Metadata.DeletionTimestamp == nil
 	switch {
 	case s.gr == namespacesResource && (first || len(m.Spec.Finalizers) > 0):
@@ -236,13 +236,13 @@ func (s *scope) mustMark(m *storedMeta, o *metav1.DeleteOptions) bool {
 }
 
 // gcPolicy is the default garbage-collection policy of the scope's kind.
-func (s *scope) gcPolicy() gcPolicy { return s.strategy.StoreRules().DeletePolicy }
+func (s *store) gcPolicy() gcPolicy { return s.strategy.StoreRules().DeletePolicy }
 
 var namespacesResource = corev1.Resource("namespaces")
 
 // removed is the answer to a delete that removed the object kv held: a Success Status naming it,
 // or the object for the kinds whose kube storage returns it.
-func (s *scope) removed(kv storage.KeyValue, name string) (deleteResult, error) {
+func (s *store) removed(kv storage.KeyValue, name string) (deleteResult, error) {
 	if s.strategy.StoreRules().ReturnDeletedObject {
 		return s.objectResult(kv, false)
 	}
@@ -257,8 +257,8 @@ func (s *scope) removed(kv storage.KeyValue, name string) (deleteResult, error) 
 }
 
 // dryRunDelete answers a dry-run DELETE with what the delete would answer, writing nothing.
-func (s *scope) dryRunDelete(ctx context.Context, key, namespace, name string, opts *deleteOptions) (deleteResult, error) {
-	current, err := s.store.Get(ctx, key, storage.GetOptions{})
+func (s *store) dryRunDelete(ctx context.Context, key, namespace, name string, opts *deleteOptions) (deleteResult, error) {
+	current, err := s.backend.Get(ctx, key, storage.GetOptions{})
 	if err != nil {
 		return deleteResult{}, apiError(err, s.gr, name)
 	}
@@ -294,7 +294,7 @@ func (s *scope) dryRunDelete(ctx context.Context, key, namespace, name string, o
 }
 
 // emptyObject is a new object of the scope's kind with nothing set, as kube's store's New encodes.
-func (s *scope) emptyObject() ([]byte, error) {
+func (s *store) emptyObject() ([]byte, error) {
 	gvk := s.strategy.GVK
 	if s.res.Custom {
 		return json.Marshal(map[string]any{"apiVersion": s.gvr.GroupVersion().String(), "kind": gvk.Kind})
@@ -304,12 +304,12 @@ func (s *scope) emptyObject() ([]byte, error) {
 
 // markDeleted marks an object with finalizers for deletion, leaving its finalizers as they are (the
 // namespace controller's deletes); one whose finalizers went meanwhile is removed.
-func (s *scope) markDeleted(ctx context.Context, key string) (storage.KeyValue, error) {
+func (s *store) markDeleted(ctx context.Context, key string) (storage.KeyValue, error) {
 	kv, err := s.markForDeletion(ctx, key, nil)
 	if !errors.Is(err, errDeleteNow) {
 		return kv, err
 	}
-	kv, err = s.store.Delete(ctx, key, func(current storage.KeyValue) error {
+	kv, err = s.backend.Delete(ctx, key, func(current storage.KeyValue) error {
 		var m storedMeta
 		if err := json.Unmarshal(current.Value, &m); err != nil {
 			return fmt.Errorf("reading stored %s: %w", key, err)
@@ -329,14 +329,14 @@ func (s *scope) markDeleted(ctx context.Context, key string) (storage.KeyValue, 
 // finalizer) and returns it as stored; errDeleteNow when it turns out to have no finalizer to wait
 // for. The object is decoded and encoded as the scope's kind, so a custom resource's integers keep
 // every digit.
-func (s *scope) markForDeletion(ctx context.Context, key string, opts *deleteOptions) (storage.KeyValue, error) {
+func (s *store) markForDeletion(ctx context.Context, key string, opts *deleteOptions) (storage.KeyValue, error) {
 	now := metav1.NewTime(s.api.cfg.Now().UTC())
 	var o *metav1.DeleteOptions
 	if opts != nil {
 		o = &opts.DeleteOptions
 	}
 	var name string
-	kv, err := s.store.GuaranteedUpdate(ctx, key, func(current storage.KeyValue) ([]byte, error) {
+	kv, err := s.backend.GuaranteedUpdate(ctx, key, func(current storage.KeyValue) ([]byte, error) {
 		obj, err := s.decodeStored(current)
 		if err != nil {
 			return nil, err
@@ -373,7 +373,7 @@ func (s *scope) markForDeletion(ctx context.Context, key string, opts *deleteOpt
 // delete adds the cleanup finalizer and the Terminating condition; every other delete sets the
 // garbage collector's finalizers (deletionFinalizersForGarbageCollection) and marks the object
 // (markAsDeleting: deletionTimestamp, deletionGracePeriodSeconds 0, and the generation bumped once).
-func (s *scope) applyDeletion(obj runtime.Object, o *metav1.DeleteOptions, now metav1.Time) (bool, error) {
+func (s *store) applyDeletion(obj runtime.Object, o *metav1.DeleteOptions, now metav1.Time) (bool, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return false, err
@@ -422,7 +422,7 @@ func (s *scope) applyDeletion(obj runtime.Object, o *metav1.DeleteOptions, now m
 
 // finishIfFinalized removes an object whose deletion was pending once its last finalizer is gone, as
 // kube's store does after such an update; it returns the object as last stored.
-func (s *scope) finishIfFinalized(ctx context.Context, key string, kv storage.KeyValue) (storage.KeyValue, error) {
+func (s *store) finishIfFinalized(ctx context.Context, key string, kv storage.KeyValue) (storage.KeyValue, error) {
 	if !mayBeTerminating(kv.Value) {
 		return kv, nil // the common case, found without decoding: no deletion pending
 	}
@@ -438,8 +438,8 @@ func (s *scope) finishIfFinalized(ctx context.Context, key string, kv storage.Ke
 
 // deleteAtRevision deletes key if it is still at revision rev. An object changed since is left to
 // whoever changed it, and one already gone is no error.
-func (s *scope) deleteAtRevision(ctx context.Context, key string, rev int64) error {
-	_, err := s.store.Delete(ctx, key, func(current storage.KeyValue) error {
+func (s *store) deleteAtRevision(ctx context.Context, key string, rev int64) error {
+	_, err := s.backend.Delete(ctx, key, func(current storage.KeyValue) error {
 		if current.ModRevision != rev {
 			return errGraceful // changed since: whoever changed it decides
 		}
@@ -482,7 +482,7 @@ func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p route
 	}
 	list, err := parseListOptions(r.URL.Query())
 	if err == nil {
-		err = s.checkFieldSelector(list.fields)
+		err = s.fields.check(list.fields)
 	}
 	if err == nil {
 		err = list.checkResourceVersion()
@@ -491,14 +491,14 @@ func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p route
 		writeError(w, r, err)
 		return
 	}
-	listOpts := storage.ListOptions{Filter: s.filter(list.labels, list.fields),
+	listOpts := storage.ListOptions{Filter: s.fields.filter(list.labels, list.fields),
 		ResourceVersion: list.resourceVersion, ResourceVersionMatch: list.resourceVersionMatch}
 	if list.limit > 0 {
 		listOpts.Limit, listOpts.Continue = list.limit, list.continueToken
 	}
-	res, err := s.store.List(r.Context(), s.prefix(p.Namespace), listOpts)
+	res, err := s.backend.List(r.Context(), s.prefix(p.Namespace), listOpts)
 	if err == nil {
-		res, err = s.readableList(res) // the answer is at the route's version
+		res, err = s.store.readableList(res) // the answer is at the route's version
 	}
 	if err != nil {
 		writeError(w, r, apiError(err, s.gr, ""))
@@ -517,7 +517,7 @@ func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p route
 		// Each delete gets its own copy of the options, as in kube, where a delete may change them.
 		itemOpts := collOpts
 		itemOpts.DeleteOptions = *collOpts.DeleteOptions.DeepCopy()
-		if _, err := s.deleteObject(r.Context(), m.Metadata.Namespace, m.Metadata.Name, &itemOpts); err != nil && !apierrors.IsNotFound(err) {
+		if _, err := s.store.deleteObject(r.Context(), m.Metadata.Namespace, m.Metadata.Name, &itemOpts); err != nil && !apierrors.IsNotFound(err) {
 			writeError(w, r, err)
 			return
 		}
@@ -538,7 +538,7 @@ func (s *scope) deleteCollection(w http.ResponseWriter, r *http.Request, p route
 
 // admitDelete runs admission on the delete of the stored object current, as kube's store does once
 // the preconditions hold: both phases, with the object as the old object and none as the new.
-func (s *scope) admitDelete(ctx context.Context, current storage.KeyValue, namespace, name string, opts *deleteOptions) error {
+func (s *store) admitDelete(ctx context.Context, current storage.KeyValue, namespace, name string, opts *deleteOptions) error {
 	if s.api.activeAdmission() == nil {
 		return nil
 	}

@@ -17,7 +17,7 @@ type EscalationChecker interface {
 
 // checkEscalation runs the configured EscalationChecker on writes of rbac.authorization.k8s.io
 // objects, with the request's user and request info.
-func (s *scope) checkEscalation(ctx context.Context, obj, old runtime.Object) error {
+func (s *store) checkEscalation(ctx context.Context, obj, old runtime.Object) error {
 	c := s.api.cfg.Escalation
 	if c == nil || s.gr.Group != rbacv1.GroupName || s.sub != nil {
 		return nil

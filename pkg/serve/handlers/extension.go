@@ -84,7 +84,10 @@ func (a *API) NewExtension(c ExtensionConfig) (*Extension, error) {
 	}
 	for _, s := range e.scopes {
 		s.terminating = c.Terminating
-		s.conv = conv
+		if conv != nil {
+			s.conv = conv
+			s.form = crdVersions{conv: conv, version: s.gvr.Version, kind: s.res.Kind}
+		}
 	}
 	return e, nil
 }
@@ -158,7 +161,7 @@ func (e *Extension) DeleteAll(ctx context.Context) (int, error) {
 	if main == nil {
 		return 0, nil
 	}
-	res, err := main.store.List(ctx, main.prefix(""), storage.ListOptions{})
+	res, err := main.backend.List(ctx, main.prefix(""), storage.ListOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("listing %s: %w", main.gr, err)
 	}

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/apictl/apictl/pkg/registry"
+	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -73,31 +75,57 @@ func fieldSet(kind string, namespaced bool, o *selectable) fields.Set {
 	return set
 }
 
-// checkFieldSelector refuses fields the kind cannot be selected by, with kube's messages: kinds with
-// their own field labels say "field label not supported", the others list the metadata fields.
-func (s *scope) checkFieldSelector(sel fields.Selector) error {
+// fieldFilter is how a resource's lists and watches select its objects, made once when the resource
+// is installed: kube's field label conversion (check) and its strategies' GetAttrs (filter, selection).
+type fieldFilter struct {
+	// kind names the kind whose fields objects are selected by: the stored objects' for a resource
+	// stored as another kind (stored); routeKind is the route's, whose field labels a check names.
+	kind, routeKind string
+	namespaced      bool
+	// notSupported is set for the kinds whose field label conversion refuses an unknown field as "field
+	// label not supported" rather than listing the metadata fields.
+	notSupported bool
+	// selectable are a custom resource's selectable fields.
+	selectable []selectableField
+	stored     *registry.StoredForm
+}
+
+func newFieldFilter(res *routes.Resource, stored *registry.StoredForm) *fieldFilter {
+	f := &fieldFilter{kind: res.Kind, routeKind: res.Kind, namespaced: res.Namespaced, stored: stored,
+		selectable: newSelectableFields(res.SelectableFields)}
+	// kube's custom resource converter words it so, selectable fields or not, and so do the field label
+	// conversions of built-in kinds with fields of their own.
+	switch {
+	case res.Custom || len(res.SelectableFields) > 0:
+		f.notSupported = true
+	case res.Kind == "Secret" || res.Kind == "Namespace" || res.Kind == "Event":
+		f.notSupported = true
+	}
+	if stored != nil {
+		f.kind = stored.GVK.Kind
+	}
+	return f
+}
+
+// check refuses fields the kind cannot be selected by, with kube's messages: kinds with their own
+// field labels say "field label not supported", the others list the metadata fields.
+func (ff *fieldFilter) check(sel fields.Selector) error {
 	if sel.Empty() {
 		return nil
 	}
-	if s.stored != nil {
-		_, err := s.storedFieldSelector(sel)
+	if ff.stored != nil {
+		_, err := storedFieldSelector(ff.stored, sel)
 		return err
 	}
-	known := fieldSet(s.res.Kind, s.res.Namespaced, &selectable{})
-	for _, f := range s.selectable {
+	known := fieldSet(ff.routeKind, ff.namespaced, &selectable{})
+	for _, f := range ff.selectable {
 		known[f.name] = ""
 	}
 	for _, r := range sel.Requirements() {
 		if _, ok := known[r.Field]; ok {
 			continue
 		}
-		if s.res.Custom || len(s.res.SelectableFields) > 0 {
-			// kube's custom resource converter words it so, selectable fields or not, and so do the
-			// field label conversions of built-in kinds with fields of their own.
-			return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", r.Field))
-		}
-		switch s.res.Kind {
-		case "Secret", "Namespace", "Event":
+		if ff.notSupported {
 			return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", r.Field))
 		}
 		return apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only \"metadata.name\", \"metadata.namespace\"", r.Field))
@@ -107,23 +135,23 @@ func (s *scope) checkFieldSelector(sel fields.Selector) error {
 
 // filter returns the storage filter for the selectors, nil when they select everything, so that the
 // store can stream values without looking into them.
-func (s *scope) filter(l labels.Selector, f fields.Selector) storage.Filter {
-	if len(s.selectable) > 0 && selectsCustomFields(f) {
-		return s.customFilter(l, f)
+func (ff *fieldFilter) filter(l labels.Selector, f fields.Selector) storage.Filter {
+	if len(ff.selectable) > 0 && selectsCustomFields(f) {
+		return customFilter(ff.namespaced, ff.selectable, l, f)
 	}
-	return s.selection(l, f).Filter()
+	return ff.selection(l, f).Filter()
 }
 
 // selection is filter for a watch, as a storage.SharedFilter: the watch cache reads each change once
 // for all the watchers of the resource with selectReader. It is nil when the selectors select
 // everything, and for selectors on a custom resource's selectable fields, which filter reads alone.
-func (s *scope) selection(l labels.Selector, f fields.Selector) *storage.SharedFilter {
-	if l.Empty() && f.Empty() || len(s.selectable) > 0 && selectsCustomFields(f) {
+func (ff *fieldFilter) selection(l labels.Selector, f fields.Selector) *storage.SharedFilter {
+	if l.Empty() && f.Empty() || len(ff.selectable) > 0 && selectsCustomFields(f) {
 		return nil
 	}
-	kind, namespaced := s.selectedKind(), s.res.Namespaced
-	if s.stored != nil {
-		if mapped, err := s.storedFieldSelector(f); err == nil {
+	kind, namespaced := ff.kind, ff.namespaced
+	if ff.stored != nil {
+		if mapped, err := storedFieldSelector(ff.stored, f); err == nil {
 			f = mapped
 		}
 	}
@@ -134,15 +162,6 @@ func (s *scope) selection(l labels.Selector, f fields.Selector) *storage.SharedF
 		}
 		return f.Empty() || f.Matches(fieldSet(kind, namespaced, o))
 	}}
-}
-
-// selectedKind is the kind whose fields objects are selected by: the stored objects' for a resource
-// stored as another kind.
-func (s *scope) selectedKind() string {
-	if s.stored != nil {
-		return s.stored.GVK.Kind
-	}
-	return s.res.Kind
 }
 
 // selectReader reads what built-in selectors match: labels and the selectable fields of every

@@ -57,9 +57,9 @@ func (s *scope) getStored(w http.ResponseWriter, r *http.Request, p routes.Param
 		writeError(w, r, err)
 		return out, storage.KeyValue{}, false
 	}
-	kv, err := s.store.Get(r.Context(), s.key(p.Namespace, p.Name), storage.GetOptions{ResourceVersion: rv})
+	kv, err := s.backend.Get(r.Context(), s.key(p.Namespace, p.Name), storage.GetOptions{ResourceVersion: rv})
 	if err == nil {
-		kv, err = s.readable(kv) // at the route's version: a no-op but for CRDs with several versions
+		kv, err = s.store.readable(kv) // at the route's version: a no-op but for CRDs with several versions
 	}
 	if err != nil {
 		writeError(w, r, apiError(err, s.gr, p.Name))
@@ -77,7 +77,7 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	}
 	opts, err := parseListOptions(r.URL.Query())
 	if err == nil {
-		err = s.checkFieldSelector(opts.fields)
+		err = s.fields.check(opts.fields)
 	}
 	if err == nil {
 		err = opts.checkResourceVersion()
@@ -97,12 +97,12 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	}
 	stream.converts = out.format != formatJSON || out.partial != "" || s.conv != nil
 	defer stream.done()
-	res, err := s.store.List(r.Context(), s.prefix(p.Namespace), storage.ListOptions{
+	res, err := s.backend.List(r.Context(), s.prefix(p.Namespace), storage.ListOptions{
 		ResourceVersion:      opts.resourceVersion,
 		ResourceVersionMatch: opts.resourceVersionMatch,
 		Limit:                opts.limit,
 		Continue:             opts.continueToken,
-		Filter:               s.filter(opts.labels, opts.fields),
+		Filter:               s.fields.filter(opts.labels, opts.fields),
 		Stream:               true,
 	})
 	if err != nil {
@@ -112,7 +112,7 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	buf := getBuffer()
 	defer putBuffer(buf)
 	// At the route's version: a no-op but for CRDs with several versions and events.k8s.io's Events.
-	res = s.readableStream(res)
+	res = s.store.readableStream(res)
 	err = s.encodeListAs(buf, r, out, res, stream.flush)
 	switch {
 	case err != nil && stream.started:
@@ -194,7 +194,7 @@ func (t *tableListEncoder) tail(buf *bytes.Buffer) { buf.Write(t.after) }
 func (t *tableListEncoder) emptyItems() string     { return t.empty }
 
 func (t *tableListEncoder) item(buf *bytes.Buffer, kv storage.KeyValue) error {
-	obj, err := t.s.decodeStored(kv)
+	obj, err := t.s.store.decodeStored(kv)
 	if err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ func (s *scope) tableOf(r *http.Request, out output, kv storage.KeyValue) ([]byt
 		return nil, err
 	}
 	opts.Version = out.tableVersion
-	obj, err := s.decodeStored(kv)
+	obj, err := s.store.decodeStored(kv)
 	if err != nil {
 		return nil, err
 	}

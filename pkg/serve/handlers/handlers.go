@@ -135,16 +135,18 @@ func New(cfg Config) (*API, error) {
 	return a, nil
 }
 
-// scope is everything a handler needs to know about the resource a route serves.
-type scope struct {
+// resource is what both layers know of the resource a route serves: the HTTP layer (scope) and the
+// store layer (store) share one, made when the resource is installed.
+type resource struct {
 	api      *API
 	patcher  *patch.Patcher
 	res      *routes.Resource
 	sub      *routes.Subresource // nil for the resource itself
 	strategy *registry.Strategy
-	store    storage.Store
-	gvr      schema.GroupVersionResource
-	gr       schema.GroupResource
+	// backend holds the objects: the resource's watch cache, or the storage itself.
+	backend storage.Store
+	gvr     schema.GroupVersionResource
+	gr      schema.GroupResource
 	// objectGVK is the kind of the objects the route reads and writes (autoscaling/v1 Scale for scale).
 	objectGVK schema.GroupVersionKind
 	listKind  string
@@ -161,26 +163,39 @@ type scope struct {
 	goType reflect.Type
 	// terminating is set on the scopes of a CRD being deleted: its objects may not be created.
 	terminating bool
-	// selectable are a custom resource's selectable fields.
-	selectable []selectableField
+	// fields selects the objects of lists and watches.
+	fields *fieldFilter
 	// conv converts the objects of a CRD with several versions (convert.go); nil for built-in
 	// resources and single-version CRDs, whose objects are stored at the version they are served.
 	conv *crconvert.Converter
 	// storage is the resource whose keys hold the objects: gr, but for a resource stored as another's
-	// (routes.Resource.StoredAs), whose objects stored converts (stored.go).
+	// (routes.Resource.StoredAs), whose objects its form converts (stored.go).
 	storage schema.GroupResource
-	stored  *registry.StoredForm
-	// routeForm is how an object converted to the route's kind begins (its kind and apiVersion).
-	routeForm []byte
+	// form is how the stored objects become the route's (form.go).
+	form form
 	// itemTypeMeta is how a stored object of the scope's kind begins, `{"kind":"K","apiVersion":"V",`:
 	// what a built-in list leaves out of its items.
 	itemTypeMeta []byte
 }
 
-func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema.GroupVersionResource, strategy *registry.Strategy, store storage.Store) *scope {
-	s := &scope{
-		api: a, patcher: a.patcher, res: res, sub: sub, strategy: strategy, store: store, gvr: gvr, gr: gvr.GroupResource(), storage: gvr.GroupResource(),
-		objectGVK: gvr.GroupVersion().WithKind(res.Kind), listKind: res.ListKind,
+// scope is the HTTP layer of one route: it reads requests, negotiates and encodes answers, and
+// streams lists and watches, leaving the semantics of writes to its store.
+type scope struct {
+	*resource
+	store *store
+}
+
+// store is the registry-store layer of one route, as kube's generic registry store: the semantics
+// of create, update, patch and delete (preconditions, finalizers, delete policy, dry run, admission)
+// on storage, with no knowledge of HTTP.
+type store struct {
+	*resource
+}
+
+func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema.GroupVersionResource, strategy *registry.Strategy, backend storage.Store) *scope {
+	s := &resource{
+		api: a, patcher: a.patcher, res: res, sub: sub, strategy: strategy, backend: backend, gvr: gvr, gr: gvr.GroupResource(), storage: gvr.GroupResource(),
+		objectGVK: gvr.GroupVersion().WithKind(res.Kind), listKind: res.ListKind, form: asStored{},
 	}
 	if res.Custom {
 		s.crv, _ = a.cfg.CustomResources.Validator(gvr)
@@ -188,15 +203,17 @@ func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema
 	if sub != nil {
 		s.objectGVK = sub.GroupVersionKind(gvr.GroupVersion())
 	}
-	s.selectable = newSelectableFields(res.SelectableFields)
 	s.itemTypeMeta = []byte(`{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)
-	if strategy != nil && sub == nil {
-		s.stored = strategy.Stored
-	}
 	if res.StoredAs != nil {
 		s.storage = res.StoredAs.GroupResource()
-		s.routeForm = []byte(`{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)
 	}
+	var stored *registry.StoredForm
+	if strategy != nil && sub == nil && strategy.Stored != nil {
+		stored = strategy.Stored
+		s.form = storedAs{stored: strategy.Stored, gvk: strategy.GVK, kind: res.Kind,
+			routeForm: []byte(`{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)}
+	}
+	s.fields = newFieldFilter(res, stored)
 	switch s.objectGVK {
 	case corev1.SchemeGroupVersion.WithKind("Event"), eventsv1.SchemeGroupVersion.WithKind("Event"):
 		// Events live for --event-ttl.
@@ -205,26 +222,26 @@ func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema
 	if strategy != nil {
 		s.allowCreateOnUpdate = strategy.StoreRules().AllowCreateOnUpdate && sub == nil
 	}
-	return s
+	return &scope{resource: s, store: &store{resource: s}}
 }
 
 // isScale reports whether the scope is a scale subresource.
-func (s *scope) isScale() bool {
+func (s *resource) isScale() bool {
 	return s.sub != nil && s.objectGVK == autoscalingv1.SchemeGroupVersion.WithKind("Scale")
 }
 
 // key returns the storage key of an object.
-func (s *scope) key(namespace, name string) string {
+func (s *resource) key(namespace, name string) string {
 	return storage.ObjectKey(s.storage.Group, s.storage.Resource, namespace, name)
 }
 
 // prefix returns the storage prefix of a namespace's objects, or all of them.
-func (s *scope) prefix(namespace string) string {
+func (s *resource) prefix(namespace string) string {
 	return storage.ResourcePrefix(s.storage.Group, s.storage.Resource, namespace)
 }
 
 // resourcePath names the resource as errors mention it: configmaps, namespaces/status.
-func (s *scope) resourcePath() string {
+func (s *resource) resourcePath() string {
 	if s.sub != nil {
 		return s.res.Plural + "/" + s.sub.Name
 	}

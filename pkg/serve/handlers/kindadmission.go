@@ -13,7 +13,7 @@ import (
 // kindAdmission runs the kind's own built-in admission plugins (kinds.Kind.Admission) on a create
 // or update of the kind or one of its subresources, after the kind's validation, as kube's
 // validating plugins run. Kinds without any cost nothing. options may be nil.
-func (s *scope) kindAdmission(ctx context.Context, op kadmission.Operation, obj, old runtime.Object, options runtime.Object, dryRun bool) error {
+func (s *store) kindAdmission(ctx context.Context, op kadmission.Operation, obj, old runtime.Object, options runtime.Object, dryRun bool) error {
 	if s.strategy == nil || len(s.strategy.Admission()) == 0 {
 		return nil
 	}

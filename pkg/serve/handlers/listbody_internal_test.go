@@ -22,7 +22,8 @@ func listScope(custom bool) *scope {
 	if custom {
 		gvr, kind = schema.GroupVersionResource{Group: "ex.io", Version: "v1", Resource: "things"}, "Thing"
 	}
-	s := &scope{res: &routes.Resource{Kind: kind, ListKind: kind + "List", Custom: custom}, gvr: gvr, objectGVK: gvr.GroupVersion().WithKind(kind), listKind: kind + "List"}
+	r := &resource{res: &routes.Resource{Kind: kind, ListKind: kind + "List", Custom: custom}, gvr: gvr, objectGVK: gvr.GroupVersion().WithKind(kind), listKind: kind + "List", form: asStored{}}
+	s := &scope{resource: r, store: &store{resource: r}}
 	s.itemTypeMeta = []byte(`{"kind":"` + kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)
 	return s
 }

@@ -31,11 +31,11 @@ func (a *API) EnsureDefaultNamespaces(ctx context.Context) error {
 		if err := s.strategy.PrepareForCreate(ns, a.cfg.Now()); err != nil {
 			return err
 		}
-		value, err := s.encode(ns)
+		value, err := s.store.encode(ns)
 		if err != nil {
 			return err
 		}
-		if _, err := s.store.Create(ctx, s.key("", name), value, 0); err != nil && !storage.IsAlreadyExists(err) {
+		if _, err := s.backend.Create(ctx, s.key("", name), value, 0); err != nil && !storage.IsAlreadyExists(err) {
 			return fmt.Errorf("creating namespace %s: %w", name, err)
 		}
 	}
@@ -63,7 +63,7 @@ func (a *API) RunNamespaceController(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() {
-		storage.Reflect(ctx, a.namespaces.store, a.namespaces.prefix(""), func(reset bool, items []storage.KeyValue, deleted bool) bool {
+		storage.Reflect(ctx, a.namespaces.backend, a.namespaces.prefix(""), func(reset bool, items []storage.KeyValue, deleted bool) bool {
 			if reset || (!deleted && len(items) == 1 && mayBeTerminating(items[0].Value)) {
 				a.notifyNamespaceChanged()
 			}
@@ -110,12 +110,12 @@ const namespaceWorkers = 10
 // each going to etcd for a revision of its own.
 func (a *API) sweepNamespaces(ctx context.Context) (pending, again bool, err error) {
 	s := a.namespaces
-	rev, err := s.store.CurrentRevision(ctx)
+	rev, err := s.backend.CurrentRevision(ctx)
 	if err != nil {
 		return false, false, err
 	}
 	at := storage.ListOptions{ResourceVersion: strconv.FormatInt(rev, 10), ResourceVersionMatch: storage.MatchNotOlderThan}
-	res, err := s.store.List(ctx, s.prefix(""), at)
+	res, err := s.backend.List(ctx, s.prefix(""), at)
 	if err != nil {
 		return false, false, err
 	}
@@ -186,7 +186,7 @@ func (a *API) emptyNamespace(ctx context.Context, namespace string, at storage.L
 			continue
 		}
 		seen[s.storage] = true
-		res, err := s.store.List(ctx, s.prefix(namespace), at)
+		res, err := s.backend.List(ctx, s.prefix(namespace), at)
 		if err != nil {
 			return false, false, err
 		}
@@ -206,7 +206,7 @@ func (a *API) emptyNamespace(ctx context.Context, namespace string, at storage.L
 // An object already gone is no error.
 func (a *API) deleteStored(ctx context.Context, s *scope, key string) (marked bool, err error) {
 	var apiVersion string
-	_, err = s.store.Delete(ctx, key, func(current storage.KeyValue) error {
+	_, err = s.backend.Delete(ctx, key, func(current storage.KeyValue) error {
 		var m storedMeta
 		if err := json.Unmarshal(current.Value, &m); err != nil {
 			return err
@@ -219,7 +219,7 @@ func (a *API) deleteStored(ctx context.Context, s *scope, key string) (marked bo
 	})
 	if errors.Is(err, errGraceful) {
 		marked = true
-		_, err = a.versionScope(s, apiVersion).markDeleted(ctx, key)
+		_, err = a.versionScope(s, apiVersion).store.markDeleted(ctx, key)
 	}
 	if err != nil && !storage.IsNotFound(err) {
 		return marked, err
@@ -245,7 +245,7 @@ func (a *API) versionScope(s *scope, apiVersion string) *scope {
 func (a *API) finalizeNamespace(ctx context.Context, name string) error {
 	s := a.namespaces
 	key := s.key("", name)
-	kv, err := s.store.GuaranteedUpdate(ctx, key, func(current storage.KeyValue) ([]byte, error) {
+	kv, err := s.backend.GuaranteedUpdate(ctx, key, func(current storage.KeyValue) ([]byte, error) {
 		var ns corev1.Namespace
 		if err := json.Unmarshal(current.Value, &ns); err != nil {
 			return nil, err
@@ -260,7 +260,7 @@ func (a *API) finalizeNamespace(ctx context.Context, name string) error {
 			return current.Value, nil
 		}
 		ns.Spec.Finalizers = kept
-		return s.encode(&ns)
+		return s.store.encode(&ns)
 	}, storage.UpdateOptions{})
 	if err != nil {
 		if storage.IsNotFound(err) {
@@ -275,7 +275,7 @@ func (a *API) finalizeNamespace(ctx context.Context, name string) error {
 	if len(m.Spec.Finalizers) > 0 || len(m.Metadata.Finalizers) > 0 {
 		return nil
 	}
-	if err := s.deleteAtRevision(ctx, key, kv.ModRevision); err != nil {
+	if err := s.store.deleteAtRevision(ctx, key, kv.ModRevision); err != nil {
 		return err
 	}
 	a.cfg.Logger.Info("namespace deleted", "namespace", name)

@@ -23,27 +23,19 @@ import (
 
 // encode returns an object's stored form: its JSON with kind and apiVersion set and without
 // resourceVersion, which etcd supplies.
-func (s *scope) encode(obj runtime.Object) ([]byte, error) {
+func (s *store) encode(obj runtime.Object) ([]byte, error) {
 	obj.GetObjectKind().SetGroupVersionKind(s.strategy.GVK)
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, err
 	}
 	m.SetResourceVersion("")
-	if s.stored != nil {
-		// Stored as the other resource's kind (stored.go).
-		if obj, err = s.toStoredForm(obj); err != nil {
-			return nil, err
-		}
+	// Stored as the other resource's kind, or at a CRD's storage version, whatever version the
+	// write came in (form.go).
+	if obj, err = s.form.toStorage(obj); err != nil {
+		return nil, err
 	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		if s.conv != nil {
-			// Stored at the storage version, whatever version the write came in.
-			if obj, err = s.toStorage(u); err != nil {
-				return nil, err
-			}
-			u = obj.(*unstructured.Unstructured)
-		}
 		return json.Marshal(u.Object)
 	}
 	return json.Marshal(obj)
@@ -51,12 +43,9 @@ func (s *scope) encode(obj runtime.Object) ([]byte, error) {
 
 // decodeStored decodes a stored value into a new object of the resource's kind, with its
 // resourceVersion set from the revision.
-func (s *scope) decodeStored(kv storage.KeyValue) (runtime.Object, error) {
-	if s.stored != nil && s.converts(kv.Value) {
-		return s.fromStoredForm(kv)
-	}
-	if s.conv != nil && s.converts(kv.Value) {
-		return s.decodeConverted(kv)
+func (s *store) decodeStored(kv storage.KeyValue) (runtime.Object, error) {
+	if s.form.converts(kv.Value) {
+		return s.form.decode(kv)
 	}
 	obj := s.strategy.New()
 	if u, ok := obj.(*unstructured.Unstructured); ok {
@@ -114,12 +103,12 @@ func (a *API) checkNamespace(ctx context.Context, gr schema.GroupResource, name,
 	}
 	key := a.namespaces.key("", namespace)
 	if !a.deletedLately(namespace) {
-		kv, err := a.namespaces.store.Get(ctx, key, storage.GetOptions{ResourceVersion: "0"})
+		kv, err := a.namespaces.backend.Get(ctx, key, storage.GetOptions{ResourceVersion: "0"})
 		if err == nil && !mayBeTerminating(kv.Value) {
 			return nil
 		}
 	}
-	kv, err := a.namespaces.store.Get(ctx, key, storage.GetOptions{})
+	kv, err := a.namespaces.backend.Get(ctx, key, storage.GetOptions{})
 	if err != nil {
 		if storage.IsNotFound(err) {
 			return apierrors.NewNotFound(corev1.Resource("namespaces"), namespace)

@@ -148,6 +148,8 @@ type writeOptions struct {
 	// managed is set when the object's managedFields are already maintained (a create by server-side
 	// apply), so the write must not record the operation a second time.
 	managed bool
+	// userAgent is the client's, which names the field manager when the request names none.
+	userAgent string
 }
 
 // fieldValidation directives; the default is Warn, as in kube.

@@ -71,11 +71,11 @@ func FuzzSelectors(f *testing.F) {
 		} else if thrice, err := fields.ParseSelector(again.String()); err != nil || thrice.String() != again.String() {
 			t.Fatalf("field selector %q: %q prints unstably as %v, %v", fieldSelector, again, thrice, err)
 		}
-		if err := s.checkFieldSelector(o.fields); err != nil {
+		if err := s.fields.check(o.fields); err != nil {
 			clientError(t, err)
 			return
 		}
-		filter := s.filter(o.labels, o.fields)
+		filter := s.fields.filter(o.labels, o.fields)
 		if filter == nil {
 			if !o.labels.Empty() || !o.fields.Empty() {
 				t.Fatalf("no filter for %q and %q", labelSelector, fieldSelector)

@@ -24,7 +24,7 @@ import (
 // inside the compare-and-swap loop, then the same rules as an update's; a server-side apply to a
 // missing object creates it.
 func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
-	target := s.patchTarget()
+	target := s.store.patchTarget()
 	typ, err := s.patcher.ParseType(target, r.Header.Get("Content-Type"))
 	if err != nil {
 		writeError(w, r, err)
@@ -52,7 +52,7 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	dryRun := len(req.Options.DryRun) > 0
 	var warnings []string
 	if s.isScale() {
-		scale, err := s.applyScale(r, p, &writeOptions{dryRun: dryRun}, func(base *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+		scale, err := s.store.applyScale(r.Context(), p, &writeOptions{dryRun: dryRun}, func(base *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
 			res, err := s.patcher.Patch(base, req)
 			if err != nil {
 				return nil, err
@@ -71,7 +71,7 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 
 	key := s.key(p.Namespace, p.Name)
 	update := func(current storage.KeyValue) ([]byte, error) {
-		old, err := s.decodeStored(current)
+		old, err := s.store.decodeStored(current)
 		if err != nil {
 			return nil, err
 		}
@@ -85,22 +85,22 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 			return nil, err
 		}
 		// kube admits a patch as an UPDATE of the patched object, inside the compare-and-swap.
-		adm := s.startAdmission(r.Context(), kadmission.Update, obj, old, p.Namespace, p.Name, patchUpdateOptions(req.Options), dryRun)
+		adm := s.store.startAdmission(r.Context(), kadmission.Update, obj, old, p.Namespace, p.Name, patchUpdateOptions(req.Options), dryRun)
 		if err := adm.mutate(r.Context()); err != nil {
 			return nil, err
 		}
-		updated, err := s.applyUpdate(r.Context(), obj, old)
+		updated, err := s.store.applyUpdate(r.Context(), obj, old)
 		if err != nil {
 			return nil, err
 		}
 		if err := adm.validate(r.Context()); err != nil {
 			return nil, err
 		}
-		return s.encode(updated)
+		return s.store.encode(updated)
 	}
-	kv, err := s.guaranteedUpdate(r.Context(), key, dryRun, update, storage.UpdateOptions{})
+	kv, err := s.store.guaranteedUpdate(r.Context(), key, dryRun, update, storage.UpdateOptions{})
 	if err == nil && !dryRun {
-		kv, err = s.finishIfFinalized(r.Context(), key, kv)
+		kv, err = s.store.finishIfFinalized(r.Context(), key, kv)
 	}
 	if storage.IsNotFound(err) {
 		s.createOnPatch(w, r, p, req, out, dryRun)
@@ -110,7 +110,7 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		writeError(w, r, apiError(err, s.gr, p.Name))
 		return
 	}
-	body, err = s.respond(kv)
+	body, err = s.store.respond(kv)
 	if err != nil {
 		writeError(w, r, apiError(err, s.gr, p.Name))
 		return
@@ -131,7 +131,7 @@ func (s *scope) createOnPatch(w http.ResponseWriter, r *http.Request, p routes.P
 		return
 	}
 	obj := s.afterPatch(res, req.Type)
-	body, err := s.createObject(r, obj, p.Namespace, &writeOptions{dryRun: dryRun, managed: true,
+	body, err := s.store.createObject(r.Context(), obj, p.Namespace, &writeOptions{dryRun: dryRun, managed: true, userAgent: r.UserAgent(),
 		fieldManager: req.Options.FieldManager, fieldValidation: req.Options.FieldValidation})
 	if err != nil {
 		writeError(w, r, err)
@@ -171,7 +171,7 @@ func checkPatchedVersion(obj runtime.Object, current int64, s *scope, name strin
 }
 
 // patchTarget names the resource and subresource for the patcher's field managers.
-func (s *scope) patchTarget() patch.Target {
+func (s *store) patchTarget() patch.Target {
 	t := patch.Target{Resource: s.gvr}
 	if s.sub != nil {
 		t.Subresource = s.sub.Name

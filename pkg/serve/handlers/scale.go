@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -19,9 +20,13 @@ import (
 // paths its CRD declares; a write changes only the spec replicas path of the object.
 
 // storedCustom decodes a stored custom resource with its resourceVersion.
-func (s *scope) storedCustom(kv storage.KeyValue) (*unstructured.Unstructured, error) {
-	if s.converts(kv.Value) {
-		return s.decodeConverted(kv) // at the route's version, pruned to its schema
+func (s *store) storedCustom(kv storage.KeyValue) (*unstructured.Unstructured, error) {
+	if s.form.converts(kv.Value) {
+		obj, err := s.form.decode(kv) // at the route's version, pruned to its schema
+		if err != nil {
+			return nil, err
+		}
+		return obj.(*unstructured.Unstructured), nil
 	}
 	u, err := s.crv.DecodeStored(kv.Value)
 	if err != nil {
@@ -36,7 +41,7 @@ func (s *scope) getScale(w http.ResponseWriter, r *http.Request, p routes.Params
 	if !ok {
 		return
 	}
-	obj, err := s.storedCustom(kv)
+	obj, err := s.store.storedCustom(kv)
 	if err == nil {
 		var scale *autoscalingv1.Scale
 		if scale, err = s.crv.ScaleFromObject(obj); err == nil {
@@ -61,7 +66,7 @@ func (s *scope) updateScale(w http.ResponseWriter, r *http.Request, p routes.Par
 		writeError(w, r, err)
 		return
 	}
-	result, err := s.applyScale(r, p, req.opts, func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return scale, nil })
+	result, err := s.store.applyScale(r.Context(), p, req.opts, func(*autoscalingv1.Scale) (*autoscalingv1.Scale, error) { return scale, nil })
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -90,7 +95,7 @@ func (s *scope) decodeScale(body []byte, validation string) (*autoscalingv1.Scal
 
 // applyScale applies the Scale that next makes from the current one to the object, under the rules of
 // an update of the object, and returns the Scale of the stored result.
-func (s *scope) applyScale(r *http.Request, p routes.Params, opts *writeOptions, next func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error)) (*autoscalingv1.Scale, error) {
+func (s *store) applyScale(ctx context.Context, p routes.Params, opts *writeOptions, next func(current *autoscalingv1.Scale) (*autoscalingv1.Scale, error)) (*autoscalingv1.Scale, error) {
 	key := s.key(p.Namespace, p.Name)
 	var expected int64
 	update := func(current storage.KeyValue) ([]byte, error) {
@@ -119,12 +124,12 @@ func (s *scope) applyScale(r *http.Request, p routes.Params, opts *writeOptions,
 		if err := s.strategy.PrepareForUpdate(updated, old); err != nil {
 			return nil, err
 		}
-		if err := s.crv.Invalid(updated.GetName(), s.crv.ValidateUpdate(r.Context(), updated, old)); err != nil {
+		if err := s.crv.Invalid(updated.GetName(), s.crv.ValidateUpdate(ctx, updated, old)); err != nil {
 			return nil, err
 		}
 		return s.encode(updated)
 	}
-	kv, err := s.guaranteedUpdate(r.Context(), key, opts.dryRun, update, storage.UpdateOptions{})
+	kv, err := s.guaranteedUpdate(ctx, key, opts.dryRun, update, storage.UpdateOptions{})
 	if err != nil {
 		return nil, apiError(err, s.gr, p.Name)
 	}

@@ -61,8 +61,7 @@ func customFieldSet(obj map[string]any, namespaced bool, sel []selectableField) 
 
 // customFilter selects custom resources by labels and fields, decoding each object whole: only
 // selectors on declared selectable fields come here, the others take the cheaper filter.
-func (s *scope) customFilter(l labels.Selector, f fields.Selector) storage.Filter {
-	namespaced, sel := s.res.Namespaced, s.selectable
+func customFilter(namespaced bool, sel []selectableField, l labels.Selector, f fields.Selector) storage.Filter {
 	return func(kv storage.KeyValue) (bool, error) {
 		var obj map[string]any
 		if err := json.Unmarshal(kv.Value, &obj); err != nil {

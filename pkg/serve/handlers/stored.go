@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/apictl/apictl/pkg/registry"
@@ -20,23 +21,39 @@ import (
 
 // A resource stored as another's (kube's cohabitating resources: events.k8s.io/v1 events are core v1
 // events) has no keys or watch cache of its own: its scope reads and writes the other resource's
-// (scope.storage), one object seen through both APIs with one resourceVersion. Writes store the
-// other resource's form (encode), and every read converts the stored object to the route's kind
-// (readable, decodeStored), as reads of a CRD with several versions do. Its field selectors name
+// (resource.storage), one object seen through both APIs with one resourceVersion. Its form (storedAs)
+// makes writes store the other resource's kind (encode), and every read convert the stored object to
+// the route's kind (readable, decodeStored), as reads of a CRD with several versions do. Its field selectors name
 // its own fields, which map onto the stored resource's (storedFieldSelector).
 
-// fromStoredForm decodes a stored object and converts it to the route's kind, with its
-// resourceVersion set from the revision.
-func (s *scope) fromStoredForm(kv storage.KeyValue) (runtime.Object, error) {
-	stored := s.stored.New()
+// storedAs is the form of a resource stored as another's.
+type storedAs struct {
+	stored *registry.StoredForm
+	// gvk is the route's kind, kind its name in errors.
+	gvk  schema.GroupVersionKind
+	kind string
+	// routeForm is how an object converted to the route's kind begins (its kind and apiVersion).
+	routeForm []byte
+}
+
+var _ form = storedAs{}
+
+// converts reports whether a value is not yet of the route's kind: one converted by an earlier read
+// (a GET's table is made of the object the GET read) is not converted again.
+func (f storedAs) converts(value []byte) bool { return !bytes.HasPrefix(value, f.routeForm) }
+
+// decode decodes a stored object and converts it to the route's kind, with its resourceVersion set
+// from the revision.
+func (f storedAs) decode(kv storage.KeyValue) (runtime.Object, error) {
+	stored := f.stored.New()
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(kv.Value, stored); err != nil {
 		return nil, fmt.Errorf("decoding stored %s: %w", kv.Key, err)
 	}
-	obj, err := s.stored.FromStored(stored)
+	obj, err := f.stored.FromStored(stored)
 	if err != nil {
 		return nil, fmt.Errorf("converting stored %s: %w", kv.Key, err)
 	}
-	obj.GetObjectKind().SetGroupVersionKind(s.strategy.GVK)
+	obj.GetObjectKind().SetGroupVersionKind(f.gvk)
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, err
@@ -45,20 +62,20 @@ func (s *scope) fromStoredForm(kv storage.KeyValue) (runtime.Object, error) {
 	return obj, nil
 }
 
-// toStoredForm converts the object of a write to the stored resource's kind, for encode.
-func (s *scope) toStoredForm(obj runtime.Object) (runtime.Object, error) {
-	out, err := s.stored.ToStored(obj)
+// toStorage converts the object of a write to the stored resource's kind, for encode.
+func (f storedAs) toStorage(obj runtime.Object) (runtime.Object, error) {
+	out, err := f.stored.ToStored(obj)
 	if err != nil {
-		return nil, apierrors.NewInternalError(fmt.Errorf("converting a %s to its stored form: %w", s.res.Kind, err))
+		return nil, apierrors.NewInternalError(fmt.Errorf("converting a %s to its stored form: %w", f.kind, err))
 	}
-	out.GetObjectKind().SetGroupVersionKind(s.stored.GVK)
+	out.GetObjectKind().SetGroupVersionKind(f.stored.GVK)
 	return out, nil
 }
 
-// storedAsRoute returns a stored value as the route's kind encodes it, without resourceVersion (its
-// place is found anew when it is answered).
-func (s *scope) storedAsRoute(kv storage.KeyValue) ([]byte, error) {
-	obj, err := s.fromStoredForm(kv)
+// asRoute returns a stored value as the route's kind encodes it, without resourceVersion (its place
+// is found anew when it is answered).
+func (f storedAs) asRoute(value []byte) ([]byte, error) {
+	obj, err := f.decode(storage.KeyValue{Value: value})
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
@@ -68,19 +85,15 @@ func (s *scope) storedAsRoute(kv storage.KeyValue) ([]byte, error) {
 	return json.Marshal(obj)
 }
 
-// atRouteForm reports whether a value is already of the route's kind: converted by an earlier read
-// (a GET's table is made of the object the GET read).
-func (s *scope) atRouteForm(value []byte) bool { return bytes.HasPrefix(value, s.routeForm) }
-
-// storedItems converts a page of stored objects to the route's kind, into a new slice.
-func (s *scope) storedItems(items []storage.KeyValue) ([]storage.KeyValue, error) {
+// items converts a page of stored objects to the route's kind, into a new slice.
+func (f storedAs) items(items []storage.KeyValue) ([]storage.KeyValue, error) {
 	out := make([]storage.KeyValue, len(items))
 	copy(out, items)
 	for i := range out {
-		if s.atRouteForm(items[i].Value) {
+		if !f.converts(items[i].Value) {
 			continue
 		}
-		value, err := s.storedAsRoute(items[i])
+		value, err := f.asRoute(items[i].Value)
 		if err != nil {
 			return nil, err
 		}
@@ -92,12 +105,12 @@ func (s *scope) storedItems(items []storage.KeyValue) ([]storage.KeyValue, error
 // storedFieldSelector maps a field selector on the route's fields to the stored kind's, which the
 // filter reads from stored objects. The kind's field label conversion refuses what it does not map,
 // with kube's message.
-func (s *scope) storedFieldSelector(sel fields.Selector) (fields.Selector, error) {
+func storedFieldSelector(stored *registry.StoredForm, sel fields.Selector) (fields.Selector, error) {
 	if sel.Empty() {
 		return sel, nil
 	}
 	out, err := sel.Transform(func(field, value string) (string, string, error) {
-		mapped, ok := s.stored.FieldLabels[field]
+		mapped, ok := stored.FieldLabels[field]
 		if !ok {
 			return "", "", fmt.Errorf("field label not supported: %s", field)
 		}
@@ -111,7 +124,7 @@ func (s *scope) storedFieldSelector(sel fields.Selector) (fields.Selector, error
 
 // kindConverter converts the scope's objects to those of the resources stored alike, for admission
 // plugins that match those (matchPolicy Equivalent); nil for resources with no such twin.
-func (s *scope) kindConverter() func(in, out runtime.Object) error {
+func (s *store) kindConverter() func(in, out runtime.Object) error {
 	if s.sub != nil {
 		return nil
 	}

@@ -34,37 +34,41 @@ func (s *scope) update(w http.ResponseWriter, r *http.Request, p routes.Params) 
 		writeError(w, r, err)
 		return
 	}
-	body, code, err := s.updateObject(r, obj, p, req.opts)
+	body, created, err := s.store.updateObject(r.Context(), obj, p, req.opts)
 	if err != nil {
 		writeError(w, r, err)
 		return
+	}
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
 	}
 	addWarnings(w, warnings)
 	writeJSON(w, r, code, req.out.format, body)
 }
 
 // updateObject replaces the stored object with obj under the route's rules and returns the response
-// body and code: 200, or 201 when a kind that allows it was created by the PUT.
-func (s *scope) updateObject(r *http.Request, obj runtime.Object, p routes.Params, opts *writeOptions) ([]byte, int, error) {
+// body, and whether the PUT created it (for the kinds that allow that).
+func (s *store) updateObject(ctx context.Context, obj runtime.Object, p routes.Params, opts *writeOptions) ([]byte, bool, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return nil, 0, apierrors.NewInternalError(err)
+		return nil, false, apierrors.NewInternalError(err)
 	}
 	if m.GetName() != p.Name {
-		return nil, 0, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), p.Name))
+		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), p.Name))
 	}
 	if s.res.Namespaced {
 		if m.GetNamespace() == "" {
 			m.SetNamespace(p.Namespace)
 		} else if m.GetNamespace() != p.Namespace {
-			return nil, 0, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+			return nil, false, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 		}
 	} else {
 		m.SetNamespace("")
 	}
 	expected, err := parseResourceVersion(m.GetResourceVersion())
 	if err != nil {
-		return nil, 0, err
+		return nil, false, err
 	}
 	key := s.key(p.Namespace, p.Name)
 	next := func(current storage.KeyValue) ([]byte, error) {
@@ -80,45 +84,45 @@ func (s *scope) updateObject(r *http.Request, obj runtime.Object, p routes.Param
 			return nil, apierrors.NewInvalid(schema.GroupKind{Group: s.gr.Group, Kind: s.gr.Resource}, p.Name, field.ErrorList{
 				field.Invalid(field.NewPath("metadata", "resourceVersion"), expected, "must be specified for an update")})
 		}
-		tracked, err := s.patcher.Update(s.patchTarget(), old, obj.DeepCopyObject(), patch.Manager(opts.fieldManager, r.UserAgent()))
+		tracked, err := s.patcher.Update(s.patchTarget(), old, obj.DeepCopyObject(), patch.Manager(opts.fieldManager, opts.userAgent))
 		if err != nil {
 			return nil, err
 		}
 		// Admission runs inside the compare-and-swap, as kube's does: a retry admits the retried object.
-		adm := s.startAdmission(r.Context(), kadmission.Update, tracked, old, p.Namespace, p.Name, updateOptions(opts), opts.dryRun)
-		if err := adm.mutate(r.Context()); err != nil {
+		adm := s.startAdmission(ctx, kadmission.Update, tracked, old, p.Namespace, p.Name, updateOptions(opts), opts.dryRun)
+		if err := adm.mutate(ctx); err != nil {
 			return nil, err
 		}
-		updated, err := s.applyUpdate(r.Context(), tracked, old)
+		updated, err := s.applyUpdate(ctx, tracked, old)
 		if err != nil {
 			return nil, err
 		}
-		if err := adm.validate(r.Context()); err != nil {
+		if err := adm.validate(ctx); err != nil {
 			return nil, err
 		}
 		return s.encode(updated)
 	}
-	kv, err := s.guaranteedUpdate(r.Context(), key, opts.dryRun, next, storage.UpdateOptions{ExpectedRevision: expected})
+	kv, err := s.guaranteedUpdate(ctx, key, opts.dryRun, next, storage.UpdateOptions{ExpectedRevision: expected})
 	if err != nil {
-		return s.createOnUpdate(r, obj, p, opts, err)
+		return s.createOnUpdate(ctx, obj, p, opts, err)
 	}
 	if !opts.dryRun {
-		if kv, err = s.finishIfFinalized(r.Context(), key, kv); err != nil {
-			return nil, 0, apiError(err, s.gr, p.Name)
+		if kv, err = s.finishIfFinalized(ctx, key, kv); err != nil {
+			return nil, false, apiError(err, s.gr, p.Name)
 		}
 	}
 	body, err := s.respond(kv)
-	return body, http.StatusOK, err
+	return body, false, err
 }
 
 // guaranteedUpdate is the store's GuaranteedUpdate, or for a dry run the same steps without the write:
 // read the object, refuse a stale o.ExpectedRevision, and return what fn makes of it at the revision
 // read. Either way errors are the store's or fn's, so callers handle both runs alike.
-func (s *scope) guaranteedUpdate(ctx context.Context, key string, dryRun bool, fn storage.UpdateFunc, o storage.UpdateOptions) (storage.KeyValue, error) {
+func (s *store) guaranteedUpdate(ctx context.Context, key string, dryRun bool, fn storage.UpdateFunc, o storage.UpdateOptions) (storage.KeyValue, error) {
 	if !dryRun {
-		return s.store.GuaranteedUpdate(ctx, key, fn, o)
+		return s.backend.GuaranteedUpdate(ctx, key, fn, o)
 	}
-	current, err := s.store.Get(ctx, key, storage.GetOptions{})
+	current, err := s.backend.Get(ctx, key, storage.GetOptions{})
 	if err != nil {
 		return storage.KeyValue{}, err
 	}
@@ -134,16 +138,16 @@ func (s *scope) guaranteedUpdate(ctx context.Context, key string, dryRun bool, f
 
 // createOnUpdate turns a PUT of a missing object into a create for the kinds kube allows it for;
 // otherwise it reports err.
-func (s *scope) createOnUpdate(r *http.Request, obj runtime.Object, p routes.Params, opts *writeOptions, err error) ([]byte, int, error) {
+func (s *store) createOnUpdate(ctx context.Context, obj runtime.Object, p routes.Params, opts *writeOptions, err error) ([]byte, bool, error) {
 	if !storage.IsNotFound(err) || !s.allowCreateOnUpdate {
-		return nil, 0, apiError(err, s.gr, p.Name)
+		return nil, false, apiError(err, s.gr, p.Name)
 	}
-	body, err := s.createObject(r, obj, p.Namespace, opts)
-	return body, http.StatusCreated, err
+	body, err := s.createObject(ctx, obj, p.Namespace, opts)
+	return body, true, err
 }
 
 // applyUpdate makes the object to store from what the client sent (obj) and what is stored (old).
-func (s *scope) applyUpdate(ctx context.Context, obj, old runtime.Object) (runtime.Object, error) {
+func (s *store) applyUpdate(ctx context.Context, obj, old runtime.Object) (runtime.Object, error) {
 	if err := s.checkEscalation(ctx, obj, old); err != nil {
 		return nil, err
 	}
@@ -176,7 +180,7 @@ func (s *scope) applyUpdate(ctx context.Context, obj, old runtime.Object) (runti
 
 // validateUpdate applies the kind's update rules, or a custom resource's schema: a status write is
 // checked against the status schema only, and parts that did not change are not held against it.
-func (s *scope) validateUpdate(ctx context.Context, obj, old runtime.Object) error {
+func (s *store) validateUpdate(ctx context.Context, obj, old runtime.Object) error {
 	u, ok1 := obj.(*unstructured.Unstructured)
 	o, ok2 := old.(*unstructured.Unstructured)
 	if !ok1 || !ok2 || s.crv == nil {
@@ -196,6 +200,6 @@ func (s *scope) validateUpdate(ctx context.Context, obj, old runtime.Object) err
 
 // allowUnconditionalUpdate reports whether a PUT without resourceVersion overwrites whatever is
 // stored, as the kind's store rules say.
-func (s *scope) allowUnconditionalUpdate() bool {
+func (s *store) allowUnconditionalUpdate() bool {
 	return s.strategy == nil || !s.strategy.StoreRules().RequireResourceVersion
 }

@@ -58,7 +58,8 @@ func (a *API) newCreateRoutes() error {
 			continue // turned off by --runtime-config
 		}
 		gvr := schema.GroupVersionResource{Group: key.Group, Version: key.Version, Resource: key.Resource}
-		s := &scope{api: a, patcher: a.patcher, res: res, gvr: gvr, gr: gvr.GroupResource(), objectGVK: gvr.GroupVersion().WithKind(res.Kind), goType: res.GoType}
+		r := &resource{api: a, patcher: a.patcher, res: res, gvr: gvr, gr: gvr.GroupResource(), objectGVK: gvr.GroupVersion().WithKind(res.Kind), goType: res.GoType, form: asStored{}}
+		s := &scope{resource: r, store: &store{resource: r}}
 		creates := res.HasVerb(routes.VerbCreate)
 		if key.Subresource != "" {
 			sub, ok := res.Subresource(key.Subresource)
@@ -103,7 +104,7 @@ func (c *createRoute) serve(w http.ResponseWriter, r *http.Request, p routes.Par
 		writeError(w, r, err)
 		return
 	}
-	if obj, err = s.patcher.Update(s.patchTarget(), nil, obj, patch.Manager(req.opts.fieldManager, r.UserAgent())); err != nil {
+	if obj, err = s.patcher.Update(s.store.patchTarget(), nil, obj, patch.Manager(req.opts.fieldManager, r.UserAgent())); err != nil {
 		writeError(w, r, err)
 		return
 	}

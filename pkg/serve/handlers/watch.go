@@ -49,7 +49,7 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 		opts, err = parseListOptionsGated(q, s.api.cfg.Features.Enabled(features.WatchList))
 	}
 	if err == nil {
-		err = s.checkFieldSelector(opts.fields)
+		err = s.fields.check(opts.fields)
 	}
 	if err == nil && name != "" {
 		opts.fields, err = pinName(opts.fields, name)
@@ -76,16 +76,16 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	source, ok := s.store.(eventSource)
+	source, ok := s.backend.(eventSource)
 	if !ok {
 		writeError(w, r, apierrors.NewInternalError(fmt.Errorf("%s has no watch cache to watch", s.resourcePath())))
 		return
 	}
 	sendInitial := opts.sendInitialEvents != nil && *opts.sendInitialEvents
 	wopts := cacher.WatchOptions{ResourceVersion: opts.resourceVersion, SendInitialEvents: sendInitial,
-		Shared: s.selection(opts.labels, opts.fields)}
+		Shared: s.fields.selection(opts.labels, opts.fields)}
 	if wopts.Shared == nil {
-		wopts.Filter = s.filter(opts.labels, opts.fields) // selectable fields of a custom resource, or none
+		wopts.Filter = s.fields.filter(opts.labels, opts.fields) // selectable fields of a custom resource, or none
 	}
 	watcher, err := source.WatchEvents(ctx, s.prefix(p.Namespace), wopts)
 	if err != nil {
@@ -100,19 +100,26 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 	}
 	ew := newEventWriter(w, s, table)
 	ew.partial, ew.partialVersion = out.partial, out.partialVersion
+	ew.stream(ctx, r.Context(), watcher, opts.allowBookmarks, timeout)
+}
+
+// stream writes the watcher's events until ctx (the watch's timeout) ends, the request's server
+// stops accepting requests, or an error event or a failed write ends the watch. reqCtx is the
+// request's own context, which API Priority and Fairness reads.
+func (e *eventWriter) stream(ctx, reqCtx context.Context, watcher *cacher.Watcher, allowBookmarks bool, timeout time.Duration) {
 	// API Priority and Fairness holds the watch's seats until it is initialized: once the events
 	// waiting at its start are written (kube's cache watcher says so after its initial events).
 	initialized := false
 	initDone := func() {
 		if !initialized {
 			initialized = true
-			utilflowcontrol.WatchInitialized(r.Context())
+			utilflowcontrol.WatchInitialized(reqCtx)
 		}
 	}
 	// A bookmark shortly before the deadline lets a client resume from the newest revision.
 	beforeDeadline := time.NewTimer(max(timeout-2*time.Second, timeout/2))
 	defer beforeDeadline.Stop()
-	done := request.LongRunningDone(r.Context())
+	done := request.LongRunningDone(reqCtx)
 	events := watcher.Events()
 	if len(events) == 0 {
 		initDone()
@@ -132,22 +139,22 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 			var err error
 			switch ev.Type {
 			case cacher.Bookmark:
-				if opts.allowBookmarks {
-					err = ew.bookmark(ev.Revision, ev.InitialEventsEnd)
+				if allowBookmarks {
+					err = e.bookmark(ev.Revision, ev.InitialEventsEnd)
 				}
 			case storage.Error:
-				_ = ew.status(watchErrorStatus(ev.Err))
-				ew.flush()
+				_ = e.status(watchErrorStatus(ev.Err))
+				e.flush()
 				return
 			default:
-				err = ew.change(ev)
+				err = e.change(ev)
 			}
 			if err != nil {
-				endWithStatus(ew, err) // an object that does not convert ends the watch with an ERROR
+				endWithStatus(e, err) // an object that does not convert ends the watch with an ERROR
 				return
 			}
 			if len(events) == 0 {
-				ew.flush()
+				e.flush()
 				initDone()
 			}
 		}
@@ -215,11 +222,11 @@ func (e *eventWriter) change(ev *cacher.Event) error {
 	if e.partial != "" {
 		return e.partialChange(ev)
 	}
-	if e.scope.converts(ev.KeyValue().Value) {
+	if e.scope.form.converts(ev.KeyValue().Value) {
 		return e.converted(ev)
 	}
 	if e.table != nil {
-		obj, err := e.scope.decodeStored(ev.KeyValue())
+		obj, err := e.scope.store.decodeStored(ev.KeyValue())
 		if err != nil {
 			return err
 		}
@@ -266,7 +273,7 @@ func (e *eventWriter) partialChange(ev *cacher.Event) error {
 	if e.partial != partialObject {
 		return errPartialListWatch
 	}
-	kv, err := e.scope.readable(ev.KeyValue())
+	kv, err := e.scope.store.readable(ev.KeyValue())
 	if err != nil {
 		return err
 	}
