@@ -32,7 +32,7 @@ func Judge(r *Report, now time.Time) {
 		judgeEtcd(r.Etcd, now, add)
 	}
 	if r.Snapshots != nil {
-		judgeSnapshots(r.Snapshots, now, add)
+		judgeSnapshots(r.Snapshots, r.Server.Started, now, add)
 	}
 	for _, c := range r.Certificates {
 		switch left := c.NotAfter.Sub(now); {
@@ -106,7 +106,10 @@ func judgeEtcd(e *Etcd, now time.Time, add addFunc) {
 	}
 }
 
-func judgeSnapshots(s *Snapshots, now time.Time, add addFunc) {
+// judgeSnapshots warns when no scheduled snapshot succeeded in twice the schedule's period: since
+// the last one, or since the server started when there is none yet (a new cluster has none).
+func judgeSnapshots(s *Snapshots, started, now time.Time, add addFunc) {
+	limit := SnapshotWarnIntervals * time.Duration(s.Interval) * time.Second
 	switch {
 	case s.Error != "":
 		add(SeverityWarning, SectionSnapshots, "the snapshots could not be read: %s", s.Error)
@@ -114,9 +117,11 @@ func judgeSnapshots(s *Snapshots, now time.Time, add addFunc) {
 		add(SeverityWarning, SectionSnapshots, "scheduled snapshots are off (--etcd-disable-snapshots): nothing backs etcd up")
 	case s.Interval <= 0:
 	case s.LastSuccess == nil:
-		add(SeverityWarning, SectionSnapshots, "no scheduled snapshot in %s", s.Dir)
+		if !started.IsZero() && now.Sub(started) > limit {
+			add(SeverityWarning, SectionSnapshots, "no scheduled snapshot in %s since the server started %s ago, more than twice its schedule %q",
+				s.Dir, Age(now.Sub(started)), s.Schedule)
+		}
 	default:
-		limit := SnapshotWarnIntervals * time.Duration(s.Interval) * time.Second
 		if age := now.Sub(s.LastSuccess.Created); age > limit {
 			add(SeverityWarning, SectionSnapshots, "the last scheduled snapshot %s is %s old, more than twice its schedule %q", s.LastSuccess.Name, Age(age), s.Schedule)
 		}

@@ -102,7 +102,12 @@ func TestJudge(t *testing.T) {
 			"scheduled snapshots are off (--etcd-disable-snapshots): nothing backs etcd up"},
 		{"snapshot too old", func(r *Report) { r.Snapshots.LastSuccess.Created = now.Add(-2*time.Hour - time.Second) }, ExitWarnings,
 			`the last scheduled snapshot s is 120m old, more than twice its schedule "@hourly"`},
-		{"no snapshot yet", func(r *Report) { r.Snapshots.LastSuccess = nil }, ExitWarnings, "no scheduled snapshot in /snap"},
+		{"no snapshot in a new server", func(r *Report) {
+			r.Snapshots.LastSuccess, r.Server.Started = nil, now.Add(-2*time.Hour)
+		}, ExitHealthy, ""},
+		{"no snapshot since the start", func(r *Report) {
+			r.Snapshots.LastSuccess, r.Server.Started = nil, now.Add(-2*time.Hour-time.Minute)
+		}, ExitWarnings, `no scheduled snapshot in /snap since the server started 121m ago, more than twice its schedule "@hourly"`},
 		{"cert expiring", func(r *Report) { r.Certificates[0].NotAfter = now.Add(29 * 24 * time.Hour) }, ExitWarnings,
 			"certificate ca (ca.crt) expires in 29d, on 2026-12-31T10:00:00Z (apictl certs renew)"},
 		{"cert expired", func(r *Report) { r.Certificates[0].NotAfter = now }, ExitProblems, "certificate ca (ca.crt) expired on 2026-12-02T10:00:00Z"},
