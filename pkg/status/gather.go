@@ -82,7 +82,7 @@ func (g *Gatherer) Gather(ctx context.Context) *Report {
 		wg.Go(func() { r.Snapshots = SnapshotFacts(*g.src.Snapshots, now) })
 	}
 	if g.src.CertDir != "" {
-		wg.Go(func() { r.Certificates = CertificateFacts(g.src.CertDir, now) })
+		wg.Go(func() { r.Certificates, r.CertificatesError = certificates(g.src.CertDir, now) })
 	}
 	wg.Go(func() { r.Controllers = g.controllers(ctx) })
 	if g.src.Resources != nil {
@@ -144,18 +144,17 @@ func SnapshotFacts(src SnapshotSource, now time.Time) *Snapshots {
 	return s
 }
 
-// CertificateFacts lists the certificates of certDir as `apictl certs list` does. A cert dir that
-// cannot be read is one certificate row that says so, rather than no rows.
-func CertificateFacts(certDir string, now time.Time) []Certificate {
+// CertificateFacts lists the certificates of certDir as `apictl certs list` does.
+func CertificateFacts(certDir string, now time.Time) ([]Certificate, error) {
 	l, err := certs.List(certs.ListOptions{Dir: certDir, Now: now, WarnWithin: CertWarnWithin})
 	if err != nil {
-		return []Certificate{{Name: "-", Path: certDir, Status: "unreadable: " + err.Error()}}
+		return nil, err
 	}
 	out := make([]Certificate, 0, len(l.Certificates))
 	for _, c := range l.Certificates {
 		out = append(out, Certificate{Name: c.Name, Path: c.Path, Subject: c.Subject, NotAfter: c.NotAfter.UTC(), Status: string(c.Status)})
 	}
-	return out
+	return out, nil
 }
 
 func (g *Gatherer) controllers(ctx context.Context) *Controllers {
@@ -249,4 +248,13 @@ func (g *Gatherer) load() *Load {
 	}
 	slices.SortFunc(l.PriorityLevels, func(a, b PriorityLevel) int { return strings.Compare(a.Name, b.Name) })
 	return l
+}
+
+// certificates is CertificateFacts with its error as the report keeps it.
+func certificates(certDir string, now time.Time) ([]Certificate, string) {
+	c, err := CertificateFacts(certDir, now)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return c, ""
 }

@@ -34,6 +34,9 @@ func Judge(r *Report, now time.Time) {
 	if r.Snapshots != nil {
 		judgeSnapshots(r.Snapshots, r.Server.Started, now, add)
 	}
+	if r.CertificatesError != "" {
+		add(SeverityWarning, SectionCertificates, "the certificates could not be read: %s", r.CertificatesError)
+	}
 	for _, c := range r.Certificates {
 		switch left := c.NotAfter.Sub(now); {
 		case left <= 0:
@@ -70,7 +73,7 @@ type addFunc func(sev Severity, section, format string, args ...any)
 
 func judgeServer(s *Server, add addFunc) {
 	if s.Error != "" {
-		add(SeverityProblem, SectionServer, "the server does not answer: %s", s.Error)
+		add(SeverityProblem, SectionServer, "the server's status could not be read: %s", s.Error)
 		return
 	}
 	for _, c := range s.FailedChecks {

@@ -30,7 +30,7 @@ func Write(w io.Writer, r *Report, f output.Format, terminal bool, now time.Time
 	if r.Snapshots != nil {
 		tables = append(tables, snapshotsTable(r.Snapshots, now))
 	}
-	if len(r.Certificates) > 0 {
+	if len(r.Certificates) > 0 || r.CertificatesError != "" {
 		tables = append(tables, certificatesTable(r.Certificates, now))
 	}
 	if r.Controllers != nil {

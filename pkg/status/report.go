@@ -39,9 +39,11 @@ type Report struct {
 	Etcd         *Etcd         `json:"etcd,omitempty"`
 	Snapshots    *Snapshots    `json:"snapshots,omitempty"`
 	Certificates []Certificate `json:"certificates,omitempty"`
-	Controllers  *Controllers  `json:"controllers,omitempty"`
-	API          *API          `json:"api,omitempty"`
-	Load         *Load         `json:"load,omitempty"`
+	// CertificatesError says why the cert dir could not be read.
+	CertificatesError string       `json:"certificatesError,omitempty"`
+	Controllers       *Controllers `json:"controllers,omitempty"`
+	API               *API         `json:"api,omitempty"`
+	Load              *Load        `json:"load,omitempty"`
 }
 
 // Finding is one warning or problem, in the section that shows it.

@@ -79,7 +79,7 @@ func TestJudge(t *testing.T) {
 		want   string // the first finding's message
 	}{
 		{"healthy", func(r *Report) {}, ExitHealthy, ""},
-		{"server unreachable", func(r *Report) { r.Server = Server{Error: "connection refused"} }, ExitProblems, "the server does not answer: connection refused"},
+		{"server unreachable", func(r *Report) { r.Server = Server{Error: "connection refused"} }, ExitProblems, "the server's status could not be read: connection refused"},
 		{"failed readyz check", func(r *Report) {
 			r.Server.Ready, r.Server.FailedChecks = false, []Check{{Name: "etcd", Reason: "timeout"}}
 		}, ExitProblems, "readyz check etcd failed: timeout"},
