@@ -149,7 +149,8 @@ func etcdFacts(ctx context.Context, src EtcdSource, learners *learnerClock, now 
 		out.Leader = memberID(leader)
 	}
 	if alarmErr != nil {
-		out.Error = fmt.Sprintf("listing the alarms: %v", alarmErr)
+		// The alarm list needs a quorum: without a leader, the members are still worth showing.
+		out.AlarmsError = alarmErr.Error()
 	} else {
 		for _, a := range alarms.Alarms {
 			out.Alarms = append(out.Alarms, Alarm{Member: memberID(a.MemberID), Type: a.Alarm.String()})

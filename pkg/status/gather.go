@@ -18,8 +18,12 @@ import (
 	"github.com/apictl/apictl/pkg/snapshot"
 )
 
-// largest is how many resources the API section lists by stored bytes.
-const largest = 10
+const (
+	// largest is how many resources the API section lists by stored bytes.
+	largest = 10
+	// leaseTimeout bounds the read of the controllers' Lease.
+	leaseTimeout = time.Second
+)
 
 // Source is what a running server knows about itself; every function is optional and a nil one
 // leaves its section out.
@@ -165,6 +169,9 @@ func (g *Gatherer) controllers(ctx context.Context) *Controllers {
 	if g.src.Lease == nil {
 		return c
 	}
+	// A Lease is read from etcd with a quorum: without one, the report must not wait for it.
+	ctx, cancel := context.WithTimeout(ctx, leaseTimeout)
+	defer cancel()
 	lease, err := g.src.Lease(ctx)
 	if err != nil {
 		c.Error = err.Error()

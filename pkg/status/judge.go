@@ -23,7 +23,7 @@ const (
 // Judge sets r's Findings and Exit from its facts as of now. It only reads the facts, so that a
 // client judges a server's report by its own clock and thresholds.
 func Judge(r *Report, now time.Time) {
-	var f []Finding
+	f := []Finding{} // an empty list in JSON, not null
 	add := func(sev Severity, section, format string, args ...any) {
 		f = append(f, Finding{Severity: sev, Section: section, Message: fmt.Sprintf(format, args...)})
 	}
@@ -88,6 +88,9 @@ func judgeEtcd(e *Etcd, now time.Time, add addFunc) {
 	if e.Error != "" {
 		add(SeverityProblem, SectionEtcd, "etcd could not be asked: %s", e.Error)
 		return
+	}
+	if e.AlarmsError != "" {
+		add(SeverityWarning, SectionEtcd, "etcd's alarms could not be listed: %s", e.AlarmsError)
 	}
 	for _, a := range e.Alarms {
 		add(SeverityProblem, SectionEtcd, "etcd alarm %s on member %s", a.Type, a.Member)

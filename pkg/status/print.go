@@ -128,8 +128,13 @@ func etcdTable(e *Etcd, now time.Time) output.Table {
 		if m.Role == RoleLearner && !m.LearnerSince.IsZero() {
 			role += " for " + Age(now.Sub(m.LearnerSince))
 		}
-		if m.Error != "" {
-			t.Rows = append(t.Rows, []string{m.Name, m.ID, role, m.PeerURL, "-", "-", "-", "-", "-", "unreachable"})
+		if m.Error != "" || m.RaftIndex == 0 {
+			// A member whose status could not be asked: another's private etcd, or one that is down.
+			state := orDash(strings.Join(alarms, ","))
+			if m.Error != "" {
+				state = "unreachable"
+			}
+			t.Rows = append(t.Rows, []string{m.Name, m.ID, role, m.PeerURL, "-", "-", "-", "-", "-", state})
 			continue
 		}
 		used := "-"

@@ -95,6 +95,8 @@ type Etcd struct {
 	Quota   int64    `json:"quotaBytes"`
 	Members []Member `json:"members"`
 	Alarms  []Alarm  `json:"alarms,omitempty"`
+	// AlarmsError says why the alarms could not be listed (they need a quorum).
+	AlarmsError string `json:"alarmsError,omitempty"`
 	// Error says why the cluster could not be asked at all.
 	Error string `json:"error,omitempty"`
 }
