@@ -227,6 +227,9 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 	if err := addEtcdSnapshots(s, cfg, o, &ctrls); err != nil {
 		return nil, err
 	}
+	if err := addStatusEndpoint(s, o, st, caches, cl); err != nil {
+		return nil, err
+	}
 	if err := addClusterControllers(s, cfg, o, cl, &ctrls, rest.EnsureDefaultNamespaces, &bg); err != nil {
 		return nil, err
 	}

@@ -111,7 +111,7 @@ func reconcileBootstrapPolicy(cs rbacv1client.RbacV1Interface, tally *bootstrapT
 }
 
 // logResult logs one object's reconciliation at debug level, where a line per object belongs (a
-// first start creates nineteen), and counts it in tally when there is one. An object left alone
+// first start creates twenty), and counts it in tally when there is one. An object left alone
 // because of its annotation stays a warning: the server then enforces less than kube's defaults.
 func logResult(log *slog.Logger, tally *bootstrapTally, kind, name string, op reconciliation.ReconcileOperation, protected, missing bool) {
 	switch {

@@ -22,10 +22,7 @@ func addEtcdSnapshots(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions
 	if err != nil {
 		return fmt.Errorf("--etcd-snapshot-schedule-cron: %w", err)
 	}
-	dir := o.Etcd.SnapshotDir
-	if dir == "" {
-		dir = filepath.Join(o.Generic.DataDir, "snapshots")
-	}
+	dir := snapshotDir(o)
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "apictl"
@@ -43,4 +40,12 @@ func addEtcdSnapshots(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions
 	}
 	ctrls.add("etcd-snapshot-controller", sched.Run)
 	return nil
+}
+
+// snapshotDir is where the scheduled snapshots go: --etcd-snapshot-dir, or <data-dir>/snapshots.
+func snapshotDir(o *flags.ServerOptions) string {
+	if o.Etcd.SnapshotDir != "" {
+		return o.Etcd.SnapshotDir
+	}
+	return filepath.Join(o.Generic.DataDir, "snapshots")
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // nonResourceRoutes are the routes outside any resource: the index, discovery, health, version,
-// metrics, OpenAPI and, with profiling, pprof. They are sorted by path, as the index lists them.
+// metrics, OpenAPI, apictl's status and, with profiling, pprof. They are sorted by path, as the index
+// lists them.
 func nonResourceRoutes(api *API, opts InstallOptions) []Route {
 	var out []Route
 	// get appends a route and returns it for completion before the next append moves the slice.
@@ -21,6 +22,7 @@ func nonResourceRoutes(api *API, opts InstallOptions) []Route {
 	}
 
 	get("/", EndpointIndex, "list the paths the server serves", mediaJSONOnly)
+	get("/apictl/v1/status", EndpointStatus, "the control plane's health, etcd, snapshots, certificates, controllers, API size and load (apictl status)", mediaJSONOnly)
 	named(get("/apis", EndpointAPIGroupList, "get available API versions", mediaDiscoveryRoots), "getAPIVersions")
 	for _, g := range api.Groups() {
 		if g.Name == GroupCore {

@@ -78,7 +78,7 @@ func TestFilter(t *testing.T) {
 		{Filter{Group: "example.com", Version: "v1beta1"}, 9},
 		{Filter{Verb: "deletecollection"}, 34},
 		{Filter{Verb: "watch", Group: "rbac.authorization.k8s.io"}, 10},
-		{Filter{NonResource: true, Group: "none"}, 50},
+		{Filter{NonResource: true, Group: "none"}, 51},
 	}
 	for _, tt := range tests {
 		if got := count(tt.f); got != tt.want {

@@ -55,6 +55,8 @@ const (
 	// discovery: /.well-known/openid-configuration and /openid/v1/jwks.
 	EndpointOpenIDConfiguration Endpoint = "openid-configuration"
 	EndpointOpenIDKeys          Endpoint = "openid-keys"
+	// EndpointStatus is /apictl/v1/status: `apictl status`'s report, for system:apictl:status-reader.
+	EndpointStatus Endpoint = "apictl-status"
 )
 
 // Media types of routes.

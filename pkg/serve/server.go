@@ -94,12 +94,7 @@ func (c CompletedConfig) New() (*Server, error) {
 		return nil, fmt.Errorf("encoding the version: %w", err)
 	}
 	// The gatherers are read at each scrape: they are added while the server is built, after this.
-	metrics := promhttp.HandlerFor(prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
-		s.mu.Lock()
-		g := append(prometheus.Gatherers{s.registry}, s.gatherers...)
-		s.mu.Unlock()
-		return g.Gather()
-	}), promhttp.HandlerOpts{})
+	metrics := promhttp.HandlerFor(s.Metrics(), promhttp.HandlerOpts{})
 	e := s.mux.endpoints
 	e[routes.EndpointVersion] = version
 	e[routes.EndpointMetrics] = func(w http.ResponseWriter, r *http.Request, _ *routes.Match) { metrics.ServeHTTP(w, r) }
@@ -116,6 +111,31 @@ func (c CompletedConfig) New() (*Server, error) {
 
 // Registry is the server's Prometheus registry, for components that export their own metrics.
 func (s *Server) Registry() prometheus.Registerer { return s.registry }
+
+// Metrics gathers what /metrics serves: the server's registry and every gatherer added to it.
+func (s *Server) Metrics() prometheus.Gatherer {
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		s.mu.Lock()
+		g := append(prometheus.Gatherers{s.registry}, s.gatherers...)
+		s.mu.Unlock()
+		return g.Gather()
+	})
+}
+
+// ServeEndpoint has h answer a non-resource route of the table that the server itself does not
+// serve, such as apictl's status, behind the same filters as every other route.
+func (s *Server) ServeEndpoint(e routes.Endpoint, h http.Handler) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prepared {
+		return fmt.Errorf("unable to serve endpoint %s: the server is already prepared to run", e)
+	}
+	if _, taken := s.mux.endpoints[e]; taken {
+		return fmt.Errorf("unable to serve endpoint %s: it is already served", e)
+	}
+	s.mux.endpoints[e] = func(w http.ResponseWriter, r *http.Request, _ *routes.Match) { h.ServeHTTP(w, r) }
+	return nil
+}
 
 // AddMetrics serves g's metrics on /metrics beside the server's own; its names must not be the
 // server's.

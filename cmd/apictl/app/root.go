@@ -102,6 +102,7 @@ func NewRootCmd(streams Streams) *cobra.Command {
 		newCertsCmd(streams),
 		newFlagsCmd(streams),
 		newSnapshotCmd(streams),
+		newStatusCmd(streams, nil),
 		newVersionCmd(streams),
 	)
 	return root

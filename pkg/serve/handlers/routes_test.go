@@ -174,6 +174,7 @@ var endpointContentTypes = map[routes.Endpoint]string{
 	routes.EndpointReadyz: "text/plain; charset=utf-8", routes.EndpointMetrics: "text/plain; version=0.0.4; charset=utf-8; escaping=underscores",
 	routes.EndpointOpenAPIV2: "application/json", routes.EndpointOpenAPIV3: "application/json",
 	routes.EndpointOpenIDConfiguration: "application/json", routes.EndpointOpenIDKeys: "application/jwk-set+json",
+	routes.EndpointStatus:    "application/json",
 	routes.EndpointProfiling: "application/octet-stream",
 }
 

@@ -46,7 +46,8 @@ func aggregating(label string) *rbacv1.AggregationRule {
 
 // BootstrapClusterRoles are the default ClusterRoles the server reconciles at every start: the
 // superuser role, the user-facing admin, edit and view (filled by aggregation), the roles they
-// aggregate, and the roles every user holds for discovery, self-review and health.
+// aggregate, the roles every user holds for discovery, self-review and health, and apictl's
+// status reader.
 func BootstrapClusterRoles() []rbacv1.ClusterRole {
 	health := []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}
 	return []rbacv1.ClusterRole{
@@ -116,11 +117,17 @@ func BootstrapClusterRoles() []rbacv1.ClusterRole {
 			resourceRule([]string{"create"}, groups("authorization.k8s.io"), "subjectaccessreviews"),
 		}},
 		{ObjectMeta: bootstrapMeta("system:public-info-viewer"), Rules: []rbacv1.PolicyRule{urlRule([]string{"get"}, health...)}},
+		// apictl's own: `apictl status --kubeconfig` reads the control plane's report with it. Bound
+		// to nobody by default, as the report names members, files and holders.
+		{ObjectMeta: bootstrapMeta(StatusReader), Rules: []rbacv1.PolicyRule{urlRule([]string{"get"}, "/apictl/v1/status")}},
 		// The service-account issuer's OIDC discovery, for workloads that verify tokens.
 		{ObjectMeta: bootstrapMeta("system:service-account-issuer-discovery"), Rules: []rbacv1.PolicyRule{urlRule([]string{"get"},
 			"/.well-known/openid-configuration", "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/")}},
 	}
 }
+
+// StatusReader is the ClusterRole that may read /apictl/v1/status, `apictl status`'s report.
+const StatusReader = "system:apictl:status-reader"
 
 // ExtensionAuthenticationReader is kube's Role in kube-system that lets extension API servers read
 // the extension-apiserver-authentication ConfigMap (bound to their service accounts by their installers).
