@@ -11,8 +11,6 @@ import (
 	"github.com/apictl/apictl/pkg/features"
 	"github.com/apictl/apictl/pkg/kinds/core/resourcequotas"
 	"github.com/apictl/apictl/pkg/routes"
-	"github.com/apictl/apictl/pkg/serve"
-	"github.com/apictl/apictl/pkg/serve/handlers"
 	"github.com/apictl/apictl/pkg/storage/cacher"
 )
 
@@ -22,7 +20,8 @@ import (
 // the hook, and writes before it are not admitted. Each plugin (CEL environments, policy sources,
 // the informers it reads its configurations from) is built only by the first write that a
 // configuration of it exists for: see admission.New.
-func addAdmission(s *serve.Server, cfg *serve.Config, rest *handlers.API, cl *clients, caches *watchCaches) error {
+func (a *assembly) addAdmission() error {
+	s, cfg, rest, cl, caches := a.server, a.cfg, a.rest, a.cl, a.caches
 	webhooks := admissionServed(cfg.API, "mutatingwebhookconfigurations", "validatingwebhookconfigurations")
 	policies := admissionServed(cfg.API, "validatingadmissionpolicies", "validatingadmissionpolicybindings",
 		"mutatingadmissionpolicies", "mutatingadmissionpolicybindings")

@@ -8,14 +8,14 @@ import (
 	"github.com/apictl/apictl/pkg/certs"
 	"github.com/apictl/apictl/pkg/flags"
 	"github.com/apictl/apictl/pkg/routes"
-	"github.com/apictl/apictl/pkg/serve"
 )
 
 // addAggregation runs kube's aggregator for the server: APIServices with a service are proxied to
 // it with the front-proxy client pair of the bootstrapped PKI, and their discovery and OpenAPI merge
 // into the server's. Its post-start hook, named as kube's, finishes once every APIService listed at
 // start has its proxy. Without the APIService API or services there is nothing to do.
-func addAggregation(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, cl *clients, bg *background) error {
+func (a *assembly) addAggregation() error {
+	s, cfg, o, cl, bg := a.server, a.cfg, a.o, a.cl, &a.bg
 	if _, ok := cfg.API.Resource(routes.GroupAPIRegistration, "v1", "apiservices"); !ok {
 		return nil
 	}

@@ -31,7 +31,8 @@ type Extras struct {
 	UnsafeNoFsync bool
 }
 
-// New builds a prepared server from completed and validated options, logging to logOut.
+// New builds a prepared server from completed and validated options, logging to logOut. Each step
+// is a function of its own; the assembly carries what the earlier ones built to the later ones.
 func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras Extras) (_ *serve.PreparedServer, err error) {
 	// Until the server is ready, the collector lets the heap grow more between collections, unless
 	// the start fills large caches (pkg/gcrelax says why).
@@ -41,6 +42,59 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 			relaxed()
 		}
 	}()
+	a, err := startAssembly(ctx, o, logOut, extras)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			a.abort()
+		}
+	}()
+	policy, policyStores, err := a.buildREST(ctx, extras)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.createServer(relaxed); err != nil {
+		return nil, err
+	}
+	if a.rbacServed {
+		if err := a.addRBACHooks(policy, policyStores); err != nil {
+			return nil, err
+		}
+	}
+	if err := a.addHooks(); err != nil {
+		return nil, err
+	}
+	a.prepared = a.server.PrepareRun()
+	return a.prepared, nil
+}
+
+// assembly is what New has built so far: the steps after the first take what they need from it
+// rather than from a list of parameters each.
+type assembly struct {
+	o      *flags.ServerOptions
+	ports  boundPorts
+	cfg    *serve.Config
+	st     *storageStack
+	caches *watchCaches
+	// crds are the CRDs of --api-config, created through the API once the server runs.
+	crds []routes.CRD
+	// rbacServed says the API serves rbac.authorization.k8s.io/v1.
+	rbacServed bool
+	rest       *handlers.API
+	server     *serve.Server
+	cl         *clients
+	bg         background
+	// ctrls are the controllers that run once per cluster, on the holder of the leader election Lease.
+	ctrls clusterControllers
+	// prepared is set once every step has run; the hooks, which run later, may read it.
+	prepared *serve.PreparedServer
+}
+
+// startAssembly checks and takes what the server needs (ports, the cluster, the API) and starts its
+// storage. On failure it releases what it took; on success abort does.
+func startAssembly(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras Extras) (_ *assembly, err error) {
 	// Nothing is changed (a member added, a dir made) until what the start needs is known to be there.
 	ports, err := preflight(o)
 	if err != nil {
@@ -82,43 +136,56 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 		_ = st.close(context.Background())
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			_ = st.close(context.Background())
-		}
-	}()
+	return &assembly{o: o, ports: ports, cfg: cfg, st: st, crds: crds,
+		ctrls: clusterControllers{enabled: o.Controllers.Enabled}}, nil
+}
+
+// abort releases what startAssembly took, after a later step failed.
+func (a *assembly) abort() {
+	_ = a.st.close(context.Background())
+	closeListeners(a.cfg)
+	a.ports.close()
+}
+
+// ready closes when the prepared server is ready; only the hooks call it, once prepared is set.
+func (a *assembly) ready() <-chan struct{} { return a.prepared.Ready() }
+
+// buildREST builds the watch caches and the REST handlers over the storage, and returns the RBAC
+// policy and its stores for addRBACHooks.
+func (a *assembly) buildREST(ctx context.Context, extras Extras) (*rbac.Policy, rbac.Stores, error) {
+	cfg, o := a.cfg, a.o
 	// The manifests' CRDs are created through the API once the server runs; what would refuse them
 	// there is said now, before anything starts serving.
-	_, compileErr := crschema.NewSet(crds)
-	if err := errors.Join(compileErr, crschema.CheckRules(crds)); err != nil {
-		return nil, fmt.Errorf("compiling the CRD schemas: %w", err)
+	_, compileErr := crschema.NewSet(a.crds)
+	if err := errors.Join(compileErr, crschema.CheckRules(a.crds)); err != nil {
+		return nil, rbac.Stores{}, fmt.Errorf("compiling the CRD schemas: %w", err)
 	}
 	reg, err := registry.New(cfg.API)
 	if err != nil {
-		return nil, fmt.Errorf("building the rules of the API's kinds: %w", err)
+		return nil, rbac.Stores{}, fmt.Errorf("building the rules of the API's kinds: %w", err)
 	}
-	caches, err := newWatchCaches(cfg.API, st.store, o.Generic.StorageInitializationTimeout, cfg.Logger)
-	if err != nil {
-		return nil, err
+	if a.caches, err = newWatchCaches(cfg.API, a.st.store, o.Generic.StorageInitializationTimeout, cfg.Logger); err != nil {
+		return nil, rbac.Stores{}, err
 	}
-	cfg.ListStoredBytes = caches.storedBytes
+	cfg.ListStoredBytes = a.caches.storedBytes
 	policy, rbacMode := rbacPolicy(cfg.Authorization)
-	policyStores, rbacServed := rbacStores(caches)
+	policyStores, rbacServed := rbacStores(a.caches)
 	if rbacMode && !rbacServed {
-		return nil, errors.New("--authorization-mode RBAC needs the rbac.authorization.k8s.io/v1 API: do not turn it off in --runtime-config")
+		return nil, rbac.Stores{}, errors.New("--authorization-mode RBAC needs the rbac.authorization.k8s.io/v1 API: do not turn it off in --runtime-config")
 	}
+	a.rbacServed = rbacServed
 	var escalation handlers.EscalationChecker
 	if rbacServed {
 		escalation = &rbac.Escalation{Policy: policy, Authorizer: cfg.Authorization}
 	}
-	stores, err := withServiceAllocation(ctx, o, caches.byResource, st.store, cfg.Logger)
+	stores, err := withServiceAllocation(ctx, o, a.caches.byResource, a.st.store, cfg.Logger)
 	if err != nil {
-		return nil, err
+		return nil, rbac.Stores{}, err
 	}
-	rest, err := handlers.New(handlers.Config{
+	a.rest, err = handlers.New(handlers.Config{
 		API:               cfg.API,
 		Registry:          reg,
-		Store:             st.store,
+		Store:             a.st.store,
 		Stores:            stores,
 		Logger:            cfg.Logger,
 		EventTTL:          o.Generic.EventTTL,
@@ -131,23 +198,28 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 			cfg.ServiceAccountTokens),
 	})
 	if err != nil {
-		return nil, err
+		return nil, rbac.Stores{}, err
 	}
-	cfg.Resources = rest
+	cfg.Resources = a.rest
 	if extras.Adjust != nil {
 		extras.Adjust(cfg)
 	}
-	var bg background
-	var prepared *serve.PreparedServer // the hooks run once it is set
-	// The controllers that run once per cluster, on the holder of the leader election Lease.
-	ctrls := clusterControllers{enabled: o.Controllers.Enabled}
-	ctrls.add("namespace-controller", rest.RunNamespaceController)
+	return policy, policyStores, nil
+}
+
+// createServer creates the server and adds what its storage needs: the watch caches, etcd's health
+// and monitoring, the compactor, the space guard and the encryption reload, and closing it all at
+// shutdown. relaxed ends the collector's start-up setting once the server is ready.
+func (a *assembly) createServer(relaxed func()) error {
+	cfg, st, caches, bg := a.cfg, a.st, a.caches, &a.bg
+	a.ctrls.add("namespace-controller", a.rest.RunNamespaceController)
 	etcd := newEtcdMonitor(st.store.Healthy, cfg.Logger)
 	s, err := cfg.Complete().New()
 	if err != nil {
-		return nil, fmt.Errorf("creating the server: %w", err)
+		return fmt.Errorf("creating the server: %w", err)
 	}
-	err = errors.Join(
+	a.server = s
+	return errors.Join(
 		caches.register(s.Registry(), st.store),
 		s.AddHealthChecks(healthz.NamedCheck("etcd", func(r *http.Request) error { return st.store.Healthy(r.Context()) })),
 		s.AddPostStartHook("start-watch-caches", func(ctx context.Context) error {
@@ -155,7 +227,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 			bg.goRun(func() { memreturn.Run(ctx, memreturn.Default) })
 			bg.goRun(func() {
 				select {
-				case <-prepared.Ready():
+				case <-a.ready():
 				case <-ctx.Done():
 				}
 				relaxed()
@@ -163,7 +235,7 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 			return nil
 		}),
 		s.AddPostStartHook("storage-readiness", caches.waitReady),
-		s.AddPostStartHook("default-namespaces", rest.EnsureDefaultNamespaces),
+		s.AddPostStartHook("default-namespaces", a.rest.EnsureDefaultNamespaces),
 		s.AddPostStartHook("start-etcd-compactor", func(ctx context.Context) error {
 			st.store.StartCompactor(ctx)
 			return nil
@@ -173,68 +245,47 @@ func New(ctx context.Context, o *flags.ServerOptions, logOut io.Writer, extras E
 			bg.goRun(func() { etcd.run(ctx) })
 			return nil
 		}),
-		addSpaceGuard(s, st.space, &bg),
-		addEncryptionReload(s, o, st.encryption, cfg.Logger, &bg),
+		a.addSpaceGuard(),
+		a.addEncryptionReload(),
 		s.AddPostShutdownHook("close-storage", func(ctx context.Context) error {
 			bg.wait()
 			caches.wait()
 			return st.close(ctx)
 		}),
 	)
-	if err != nil {
-		return nil, err
+}
+
+// addHooks adds the hooks and controllers of the API's groups, in the order they start.
+func (a *assembly) addHooks() error {
+	if err := a.addServiceAccountHooks(); err != nil {
+		return err
 	}
-	if rbacServed {
-		if err := addRBACHooks(s, cfg, rest, &bg, &ctrls, policy, policyStores); err != nil {
-			return nil, err
+	if err := a.addCRDHooks(); err != nil {
+		return err
+	}
+	var err error
+	if a.cl, err = newClients(a.server, a.cfg.API, a.caches, &a.bg); err != nil {
+		return err
+	}
+	for _, add := range []func() error{
+		a.addPriorityAndFairness,
+		a.addAdmission,
+		a.addAggregation,
+		a.addAPIServiceHooks,
+		a.addDefaultServiceCIDR,
+		a.addKubernetesService,
+		func() error { a.addEndpointControllers(); return nil },
+		a.addKindControllers,
+		a.addGarbageCollector,
+		a.addEtcdSnapshots,
+		a.addStatusEndpoint,
+		a.addClusterControllers,
+	} {
+		if err := add(); err != nil {
+			return err
 		}
 	}
-	if err := addServiceAccountHooks(s, cfg, o, rest, caches, &ctrls); err != nil {
-		return nil, err
-	}
-	if err := addCRDHooks(s, cfg, rest, caches, st.store, crds, &bg, &ctrls); err != nil {
-		return nil, err
-	}
-	cl, err := newClients(s, cfg.API, caches, &bg)
-	if err != nil {
-		return nil, err
-	}
-	if err := addPriorityAndFairness(s, cfg, cl, caches, &bg); err != nil {
-		return nil, err
-	}
-	if err := addAdmission(s, cfg, rest, cl, caches); err != nil {
-		return nil, err
-	}
-	if err := addAggregation(s, cfg, o, cl, &bg); err != nil {
-		return nil, err
-	}
-	if err := addAPIServiceHooks(s, cfg, o, cl, &bg, &ctrls); err != nil {
-		return nil, err
-	}
-	if err := addDefaultServiceCIDR(s, cfg, o, cl, &bg); err != nil {
-		return nil, err
-	}
-	if err := addKubernetesService(s, cfg, o, cl, st.store, &bg, func() <-chan struct{} { return prepared.Ready() }); err != nil {
-		return nil, err
-	}
-	addEndpointControllers(cfg, cl, &ctrls)
-	if err := addKindControllers(cfg, cl, &ctrls, o.Signing.Effective()); err != nil {
-		return nil, err
-	}
-	if err := addGarbageCollector(s, cfg, cl, caches, &ctrls); err != nil {
-		return nil, err
-	}
-	if err := addEtcdSnapshots(s, cfg, o, &ctrls); err != nil {
-		return nil, err
-	}
-	if err := addStatusEndpoint(s, o, st, caches, cl); err != nil {
-		return nil, err
-	}
-	if err := addClusterControllers(s, cfg, o, cl, &ctrls, rest.EnsureDefaultNamespaces, &bg); err != nil {
-		return nil, err
-	}
-	prepared = s.PrepareRun()
-	return prepared, nil
+	return nil
 }
 
 // startLiveHeapMax is the live heap up to which the start keeps the collector relaxed: a start

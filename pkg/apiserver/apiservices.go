@@ -9,12 +9,15 @@ import (
 
 	crdclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	crdinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
+	aggregatorinformers "k8s.io/kube-aggregator/pkg/client/informers/externalversions"
+	apiregistrationinformers "k8s.io/kube-aggregator/pkg/client/informers/externalversions/apiregistration/v1"
 
 	"github.com/apictl/apictl/pkg/controllers/apiserviceavailable"
 	"github.com/apictl/apictl/pkg/controllers/autoregister"
 	"github.com/apictl/apictl/pkg/controllers/extensionauth"
 	"github.com/apictl/apictl/pkg/features"
-	"github.com/apictl/apictl/pkg/flags"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/serve/healthz"
@@ -34,8 +37,8 @@ import (
 //     extension API servers.
 //
 // Controllers read through informers over the in-process API and stop with the server's context.
-func addAPIServiceHooks(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, cl *clients, bg *background, ctrls *clusterControllers) error {
-	return errors.Join(addExtensionAuthHook(s, cfg, o, cl, bg), addAPIServiceControllers(s, cfg, o, cl, bg, ctrls))
+func (a *assembly) addAPIServiceHooks() error {
+	return errors.Join(a.addExtensionAuthHook(), a.addAPIServiceControllers())
 }
 
 // servesV1 reports whether the built-in API serves the v1 resource of the group.
@@ -44,7 +47,8 @@ func servesV1(api *routes.API, group, resource string) bool {
 	return ok
 }
 
-func addExtensionAuthHook(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, cl *clients, bg *background) error {
+func (a *assembly) addExtensionAuthHook() error {
+	s, cfg, o, cl, bg := a.server, a.cfg, a.o, a.cl, &a.bg
 	if !servesV1(cfg.API, routes.GroupCore, "configmaps") || !servesV1(cfg.API, routes.GroupCore, "namespaces") {
 		return nil
 	}
@@ -74,118 +78,32 @@ func addExtensionAuthHook(s *serve.Server, cfg *serve.Config, o *flags.ServerOpt
 	})
 }
 
-func addAPIServiceControllers(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, cl *clients, bg *background, ctrls *clusterControllers) error {
-	if !servesV1(cfg.API, routes.GroupAPIRegistration, "apiservices") {
+func (a *assembly) addAPIServiceControllers() error {
+	if !servesV1(a.cfg.API, routes.GroupAPIRegistration, "apiservices") {
 		return nil
 	}
-	loopbackConfig := cl.loopback.config()
 	// The APIService informer is the aggregator's too.
-	client, factory, err := cl.apiServices()
+	client, factory, err := a.cl.apiServices()
 	if err != nil {
 		return err
 	}
 	apiServices := factory.Apiregistration().V1().APIServices()
-
-	reg, err := autoregister.New(apiServices, client.ApiregistrationV1(), cfg.Logger)
+	builtin := autoregister.Builtin(a.cfg.API.GroupVersions())
+	auto, err := a.newAutoregistration(client, factory, builtin)
 	if err != nil {
 		return err
 	}
-	builtin := autoregister.Builtin(cfg.API.GroupVersions())
-	for _, a := range builtin {
-		reg.AddAPIServiceToSyncOnStart(a)
+	avail, done, err := a.addAPIServiceAvailability(client, apiServices, builtin)
+	if err != nil {
+		return err
 	}
-	var crds *autoregister.CRDs
-	var crdFactory crdinformers.SharedInformerFactory
-	if servesV1(cfg.API, routes.GroupAPIExtensions, "customresourcedefinitions") {
-		cc, err := crdclient.NewForConfig(loopbackConfig)
-		if err != nil {
-			return fmt.Errorf("building the in-process CRD client: %w", err)
-		}
-		crdFactory = crdinformers.NewSharedInformerFactory(cc, 0)
-		if crds, err = autoregister.NewCRDs(crdFactory.Apiextensions().V1().CustomResourceDefinitions(), reg, cfg.Logger); err != nil {
-			return err
-		}
-	}
-
-	// Availability needs Services and EndpointSlices to judge remote APIServices; without them it
-	// does not run, and /readyz does not wait for Available conditions that would never come.
-	var (
-		avail *apiserviceavailable.Controller
-		done  *autoregister.Completion
-	)
-	if servesV1(cfg.API, routes.GroupCore, "services") && servesV1(cfg.API, "discovery.k8s.io", "endpointslices") {
-		res, err := cl.serviceResolver()
-		if err != nil {
-			return err
-		}
-		certFile, keyFile := proxyClientPair(o)
-		availConfig := func(only apiserviceavailable.Scope) apiserviceavailable.Config {
-			return apiserviceavailable.Config{
-				APIServices: apiServices, Services: cl.informers.Core().V1().Services(),
-				EndpointSlices: cl.informers.Discovery().V1().EndpointSlices(), Client: client.ApiregistrationV1(),
-				Resolver: res, ProxyClientCert: proxyClientCert(certFile, keyFile, cfg), Logger: cfg.Logger, Only: only,
-			}
-		}
-		// The remote controller is built anew each term, after the informers started: ask for its
-		// informers now, so that the start-informers hook starts them.
-		cl.informers.Core().V1().Services().Informer()
-		cl.informers.Discovery().V1().EndpointSlices().Informer()
-		avail, err = apiserviceavailable.New(availConfig(apiserviceavailable.LocalOnly))
-		if err != nil {
-			return err
-		}
-		// A new controller each term: one runs once (its handlers leave the shared informers).
-		ctrls.add("apiservice-status-remote-available-controller", func(ctx context.Context) {
-			remote, err := apiserviceavailable.New(availConfig(apiserviceavailable.RemoteOnly))
-			if err != nil {
-				cfg.Logger.Error("the remote APIService availability controller cannot start", "err", err)
-				<-ctx.Done()
-				return
-			}
-			remote.Run(ctx, 5)
-		})
-		if done, err = autoregister.NewCompletion(apiServices, builtin); err != nil {
-			return err
-		}
-		if err := s.AddReadyzChecks(healthz.NamedCheck(autoregister.CompletionCheckName, func(*http.Request) error { return done.Check() })); err != nil {
-			return err
-		}
-	} else {
-		cfg.Logger.Info("not setting the Available condition of APIServices: the API serves no services or endpointslices")
-	}
-
+	bg := &a.bg
 	return errors.Join(
-		s.AddPostStartHook("kube-apiserver-autoregistration", func(ctx context.Context) error {
-			// The core informers (services, endpointslices) start with the start-informers hook.
-			factory.Start(ctx.Done())
-			if crdFactory != nil {
-				crdFactory.Start(ctx.Done())
-			}
-			// factory is shut down by the start-informers hook, which owns it.
-			bg.goRun(func() {
-				<-ctx.Done()
-				if crdFactory != nil {
-					crdFactory.Shutdown()
-				}
-			})
-			if crds != nil {
-				bg.goRun(func() { crds.Run(ctx) })
-			}
-			bg.goRun(func() {
-				// As kube: the CRDs present at start are registered before the first look, which
-				// would otherwise delete their APIServices.
-				if crds != nil {
-					select {
-					case <-crds.InitialSync():
-					case <-ctx.Done():
-						return
-					}
-				}
-				reg.Run(ctx, 5)
-			})
+		a.server.AddPostStartHook("kube-apiserver-autoregistration", func(ctx context.Context) error {
+			auto.start(ctx, bg)
 			return nil
 		}),
-		s.AddPostStartHook("apiservice-status-available-controller", func(ctx context.Context) error {
+		a.server.AddPostStartHook("apiservice-status-available-controller", func(ctx context.Context) error {
 			if avail == nil {
 				return nil
 			}
@@ -200,6 +118,123 @@ func addAPIServiceControllers(s *serve.Server, cfg *serve.Config, o *flags.Serve
 			}
 		}),
 	)
+}
+
+// autoregistration is kube's autoregister controller with the informers it reads: the APIServices',
+// and the CRDs' when the API serves them.
+type autoregistration struct {
+	reg        *autoregister.Controller
+	factory    aggregatorinformers.SharedInformerFactory
+	crds       *autoregister.CRDs
+	crdFactory crdinformers.SharedInformerFactory
+}
+
+// newAutoregistration builds the controller that keeps a Local APIService for every built-in and
+// CRD group version.
+func (a *assembly) newAutoregistration(client aggregatorclient.Interface, factory aggregatorinformers.SharedInformerFactory, builtin []*apiregistrationv1.APIService) (*autoregistration, error) {
+	cfg := a.cfg
+	reg, err := autoregister.New(factory.Apiregistration().V1().APIServices(), client.ApiregistrationV1(), cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	for _, svc := range builtin {
+		reg.AddAPIServiceToSyncOnStart(svc)
+	}
+	auto := &autoregistration{reg: reg, factory: factory}
+	if servesV1(cfg.API, routes.GroupAPIExtensions, "customresourcedefinitions") {
+		cc, err := crdclient.NewForConfig(a.cl.loopback.config())
+		if err != nil {
+			return nil, fmt.Errorf("building the in-process CRD client: %w", err)
+		}
+		auto.crdFactory = crdinformers.NewSharedInformerFactory(cc, 0)
+		if auto.crds, err = autoregister.NewCRDs(auto.crdFactory.Apiextensions().V1().CustomResourceDefinitions(), reg, cfg.Logger); err != nil {
+			return nil, err
+		}
+	}
+	return auto, nil
+}
+
+// start starts the informers and the controllers, which stop with ctx.
+func (r *autoregistration) start(ctx context.Context, bg *background) {
+	// The core informers (services, endpointslices) start with the start-informers hook.
+	r.factory.Start(ctx.Done())
+	if r.crdFactory != nil {
+		r.crdFactory.Start(ctx.Done())
+	}
+	// factory is shut down by the start-informers hook, which owns it.
+	bg.goRun(func() {
+		<-ctx.Done()
+		if r.crdFactory != nil {
+			r.crdFactory.Shutdown()
+		}
+	})
+	if r.crds != nil {
+		bg.goRun(func() { r.crds.Run(ctx) })
+	}
+	bg.goRun(func() {
+		// As kube: the CRDs present at start are registered before the first look, which
+		// would otherwise delete their APIServices.
+		if r.crds != nil {
+			select {
+			case <-r.crds.InitialSync():
+			case <-ctx.Done():
+				return
+			}
+		}
+		r.reg.Run(ctx, 5)
+	})
+}
+
+// addAPIServiceAvailability builds the local availability controller (nil when the API cannot tell),
+// registers the remote one under the Lease and the autoregister-completion readyz check, and returns
+// the local controller and the completion it waits for.
+//
+// Availability needs Services and EndpointSlices to judge remote APIServices; without them it does
+// not run, and /readyz does not wait for Available conditions that would never come.
+func (a *assembly) addAPIServiceAvailability(client aggregatorclient.Interface, apiServices apiregistrationinformers.APIServiceInformer, builtin []*apiregistrationv1.APIService) (*apiserviceavailable.Controller, *autoregister.Completion, error) {
+	s, cfg, o, cl, ctrls := a.server, a.cfg, a.o, a.cl, &a.ctrls
+	if !servesV1(cfg.API, routes.GroupCore, "services") || !servesV1(cfg.API, "discovery.k8s.io", "endpointslices") {
+		cfg.Logger.Info("not setting the Available condition of APIServices: the API serves no services or endpointslices")
+		return nil, nil, nil
+	}
+	res, err := cl.serviceResolver()
+	if err != nil {
+		return nil, nil, err
+	}
+	certFile, keyFile := proxyClientPair(o)
+	availConfig := func(only apiserviceavailable.Scope) apiserviceavailable.Config {
+		return apiserviceavailable.Config{
+			APIServices: apiServices, Services: cl.informers.Core().V1().Services(),
+			EndpointSlices: cl.informers.Discovery().V1().EndpointSlices(), Client: client.ApiregistrationV1(),
+			Resolver: res, ProxyClientCert: proxyClientCert(certFile, keyFile, cfg), Logger: cfg.Logger, Only: only,
+		}
+	}
+	// The remote controller is built anew each term, after the informers started: ask for its
+	// informers now, so that the start-informers hook starts them.
+	cl.informers.Core().V1().Services().Informer()
+	cl.informers.Discovery().V1().EndpointSlices().Informer()
+	avail, err := apiserviceavailable.New(availConfig(apiserviceavailable.LocalOnly))
+	if err != nil {
+		return nil, nil, err
+	}
+	// A new controller each term: one runs once (its handlers leave the shared informers).
+	ctrls.add("apiservice-status-remote-available-controller", func(ctx context.Context) {
+		remote, err := apiserviceavailable.New(availConfig(apiserviceavailable.RemoteOnly))
+		if err != nil {
+			cfg.Logger.Error("the remote APIService availability controller cannot start", "err", err)
+			<-ctx.Done()
+			return
+		}
+		remote.Run(ctx, 5)
+	})
+	done, err := autoregister.NewCompletion(apiServices, builtin)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.AddReadyzChecks(healthz.NamedCheck(autoregister.CompletionCheckName, func(*http.Request) error { return done.Check() })); err != nil {
+		return nil, nil, err
+	}
+	return avail, done, nil
 }
 
 // proxyClientCert reads the front-proxy client pair at every discovery check, so that a renewed

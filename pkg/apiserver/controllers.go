@@ -17,7 +17,6 @@ import (
 
 	"github.com/apictl/apictl/pkg/controllers/leaderelection"
 	"github.com/apictl/apictl/pkg/flags"
-	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/storage/embedded"
 )
 
@@ -118,8 +117,8 @@ func dataDirIdentity(path string) (string, error) {
 // them) if they are missing, so that the first campaign of a new cluster does not fail for want of
 // the Lease's namespace. Shutdown stops the controllers, then releases the Lease, so that another
 // replica takes over at once.
-func addClusterControllers(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, cl *clients,
-	ctrls *clusterControllers, ensureNamespaces func(context.Context) error, bg *background) error {
+func (a *assembly) addClusterControllers() error {
+	s, cfg, o, cl, ctrls, ensureNamespaces, bg := a.server, a.cfg, a.o, a.cl, &a.ctrls, a.rest.EnsureDefaultNamespaces, &a.bg
 	if len(ctrls.unknown) > 0 {
 		return fmt.Errorf("controllers %v are missing from flags.ControllerNames, which --controllers selects from", ctrls.unknown)
 	}

@@ -655,7 +655,8 @@ func specEqual(a, b apiextensionsv1.CustomResourceDefinitionSpec) bool {
 // names and conditions, and cleaning up deleted CRDs, once per cluster under the Lease (ctrls). A
 // replica that does not lead is ready once the leader has established the --api-config CRDs (within
 // a lease duration of a leader's death, when another replica takes over).
-func addCRDHooks(s *serve.Server, cfg *serve.Config, rest *handlers.API, caches *watchCaches, store storage.Store, bootstrap []routes.CRD, bg *background, ctrls *clusterControllers) error {
+func (a *assembly) addCRDHooks() error {
+	s, cfg, rest, caches, store, bootstrap, bg, ctrls := a.server, a.cfg, a.rest, a.caches, a.st.store, a.crds, &a.bg, &a.ctrls
 	crdStore, ok := caches.byResource[apiextensionsv1.Resource("customresourcedefinitions")]
 	if !ok {
 		if len(bootstrap) > 0 {

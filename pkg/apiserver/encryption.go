@@ -2,13 +2,10 @@ package apiserver
 
 import (
 	"context"
-	"log/slog"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/apictl/apictl/pkg/flags"
 	"github.com/apictl/apictl/pkg/routes"
-	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/storage/encryption"
 )
 
@@ -35,7 +32,8 @@ func storedResources(api *routes.API) []schema.GroupResource {
 // addEncryptionReload rereads --encryption-provider-config while the server runs, with
 // --encryption-provider-config-automatic-reload, under kube's post-start hook name; the shutdown waits
 // for it through bg.
-func addEncryptionReload(s *serve.Server, o *flags.ServerOptions, t *encryption.Transformers, log *slog.Logger, bg *background) error {
+func (a *assembly) addEncryptionReload() error {
+	s, o, t, log, bg := a.server, a.o, a.st.encryption, a.cfg.Logger, &a.bg
 	if t == nil || !o.Encryption.AutomaticReload {
 		return nil
 	}

@@ -5,14 +5,14 @@ import (
 
 	"github.com/apictl/apictl/pkg/controllers/endpoints"
 	"github.com/apictl/apictl/pkg/routes"
-	"github.com/apictl/apictl/pkg/serve"
 )
 
 // addEndpointControllers registers kube-controller-manager's endpoints, endpointslice and
 // endpointslice-mirroring controllers, which run once per cluster. Services, Endpoints and
 // EndpointSlices are served by pkg/registry rather than described in pkg/kinds, so they are
 // registered here, for what the API serves.
-func addEndpointControllers(cfg *serve.Config, cl *clients, ctrls *clusterControllers) {
+func (a *assembly) addEndpointControllers() {
+	cfg, cl, ctrls := a.cfg, a.cl, &a.ctrls
 	if !servesV1(cfg.API, routes.GroupCore, "services") || !servesV1(cfg.API, routes.GroupCore, "endpoints") {
 		return
 	}

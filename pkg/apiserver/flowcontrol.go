@@ -19,7 +19,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/apictl/apictl/pkg/kinds/flowcontrol/ensurer"
-	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/serve/filters"
 	"github.com/apictl/apictl/pkg/storage/cacher"
 )
@@ -35,7 +34,8 @@ import (
 //
 // Its metrics (apiserver_flowcontrol_*) live in component-base's global registry, where the library
 // registers them; /metrics serves them from there.
-func addPriorityAndFairness(s *serve.Server, cfg *serve.Config, cl *clients, caches *watchCaches, bg *background) error {
+func (a *assembly) addPriorityAndFairness() error {
+	s, cfg, cl, caches, bg := a.server, a.cfg, a.cl, a.caches, &a.bg
 	if _, ok := cfg.API.Resource(flowcontrolv1.GroupName, "v1", "flowschemas"); !ok {
 		return nil // flags refuse --enable-priority-and-fairness without the API
 	}

@@ -15,7 +15,8 @@ import (
 // addGarbageCollector registers kube's garbage collector with the cluster-wide controllers: it
 // follows every served resource through the watch caches (the CRD controller says when custom
 // resources come and go) and writes through the in-process clients.
-func addGarbageCollector(s *serve.Server, cfg *serve.Config, cl *clients, caches *watchCaches, ctrls *clusterControllers) error {
+func (a *assembly) addGarbageCollector() error {
+	s, cfg, cl, caches, ctrls := a.server, a.cfg, a.cl, a.caches, &a.ctrls
 	gc, err := garbagecollector.New(garbagecollector.Config{
 		Source:     &gcSource{server: s, caches: caches},
 		Client:     cl.dynamic,

@@ -9,10 +9,7 @@ import (
 	utilnet "k8s.io/utils/net"
 
 	"github.com/apictl/apictl/pkg/controllers/kubernetesservice"
-	"github.com/apictl/apictl/pkg/flags"
 	"github.com/apictl/apictl/pkg/routes"
-	"github.com/apictl/apictl/pkg/serve"
-	"github.com/apictl/apictl/pkg/storage"
 )
 
 // addKubernetesService keeps the default/kubernetes Service on every replica, with kube-apiserver's
@@ -20,8 +17,8 @@ import (
 // "stop-kubernetes-service-controller" takes this replica's address out of its endpoints when
 // shutdown begins. Each replica's lease is a key with a TTL in raw, as kube's /masterleases/.
 // ready is called once the hooks run, and closes when the server is ready.
-func addKubernetesService(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, cl *clients, raw storage.Store,
-	bg *background, ready func() <-chan struct{}) error {
+func (a *assembly) addKubernetesService() error {
+	s, cfg, o, cl, raw, bg, ready := a.server, a.cfg, a.o, a.cl, a.st.store, &a.bg, a.ready
 	cidrs := o.Services.ServiceCIDRs()
 	if !servesV1(cfg.API, routes.GroupCore, "services") || cfg.SecureServing == nil || len(cidrs) == 0 {
 		return nil

@@ -10,7 +10,6 @@ import (
 
 	"github.com/apictl/apictl/pkg/controllers/clusterroleaggregation"
 	"github.com/apictl/apictl/pkg/routes"
-	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/serve/auth"
 	"github.com/apictl/apictl/pkg/serve/auth/rbac"
 	"github.com/apictl/apictl/pkg/storage"
@@ -76,7 +75,8 @@ func (b *background) wait() { b.wg.Wait() }
 // has them. The hook finishes, and /readyz turns green, once the index holds the default policy; the
 // index runs until the server stops, and shutdown waits for it. The clusterrole-aggregation
 // controller is kube-controller-manager's: it runs once per cluster, under the Lease (ctrls).
-func addRBACHooks(s *serve.Server, cfg *serve.Config, resources serve.ResourceHandler, bg *background, ctrls *clusterControllers, policy *rbac.Policy, stores rbac.Stores) error {
+func (a *assembly) addRBACHooks(policy *rbac.Policy, stores rbac.Stores) error {
+	s, cfg, resources, bg, ctrls := a.server, a.cfg, a.rest, &a.bg, &a.ctrls
 	lb, err := newLoopback(cfg.API, resources)
 	if err != nil {
 		return fmt.Errorf("building the loopback client: %w", err)

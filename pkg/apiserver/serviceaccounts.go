@@ -15,7 +15,6 @@ import (
 	"github.com/apictl/apictl/pkg/controllers/rootcacert"
 	"github.com/apictl/apictl/pkg/controllers/serviceaccounts"
 	"github.com/apictl/apictl/pkg/flags"
-	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/serve/auth/serviceaccount"
 	"github.com/apictl/apictl/pkg/serve/handlers"
 	"github.com/apictl/apictl/pkg/storage"
@@ -86,7 +85,8 @@ func rootCABundle(o *flags.ServerOptions) ([]byte, string, error) {
 // addServiceAccountHooks connects the token issuer to storage and registers kube-controller-manager's
 // service-account controllers, which run once per cluster under the Lease (ctrls): a default
 // ServiceAccount and the kube-root-ca.crt ConfigMap in every active namespace.
-func addServiceAccountHooks(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, resources serve.ResourceHandler, caches *watchCaches, ctrls *clusterControllers) error {
+func (a *assembly) addServiceAccountHooks() error {
+	cfg, o, resources, caches, ctrls := a.cfg, a.o, a.rest, a.caches, &a.ctrls
 	stores := coreStores(caches, "namespaces", "serviceaccounts", "secrets", "configmaps")
 	if cfg.ServiceAccountTokens != nil {
 		cfg.ServiceAccountTokens.SetStores(stores)

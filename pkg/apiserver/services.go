@@ -13,7 +13,6 @@ import (
 	"github.com/apictl/apictl/pkg/allocator"
 	"github.com/apictl/apictl/pkg/flags"
 	"github.com/apictl/apictl/pkg/kinds/networking/servicecidrs"
-	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -48,7 +47,8 @@ func withServiceAllocation(ctx context.Context, o *flags.ServerOptions, stores m
 
 // addDefaultServiceCIDR keeps the default ServiceCIDR, made from --service-cluster-ip-range, on
 // every replica as kube-apiserver does, while the server runs; not when ServiceCIDRs are not served.
-func addDefaultServiceCIDR(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, cl *clients, bg *background) error {
+func (a *assembly) addDefaultServiceCIDR() error {
+	s, cfg, o, cl, bg := a.server, a.cfg, a.o, a.cl, &a.bg
 	if _, ok := cfg.API.Resource(networkingv1.GroupName, "v1", "servicecidrs"); !ok {
 		return nil
 	}

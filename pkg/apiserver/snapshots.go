@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/apictl/apictl/pkg/flags"
-	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/snapshot"
 	"github.com/apictl/apictl/pkg/version"
 )
@@ -14,7 +13,8 @@ import (
 // addEtcdSnapshots registers the scheduled snapshots of etcd with the cluster-wide controllers, so
 // that one replica takes them however many run: the embedded etcd through the URL and credentials it
 // keeps in the data dir, or the external cluster with serve's own --etcd-* files.
-func addEtcdSnapshots(s *serve.Server, cfg *serve.Config, o *flags.ServerOptions, ctrls *clusterControllers) error {
+func (a *assembly) addEtcdSnapshots() error {
+	s, cfg, o, ctrls := a.server, a.cfg, a.o, &a.ctrls
 	if o.Etcd.DisableSnapshots {
 		return nil
 	}

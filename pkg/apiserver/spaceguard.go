@@ -10,7 +10,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/serve/healthz"
 	"github.com/apictl/apictl/pkg/storage"
 	"github.com/apictl/apictl/pkg/storage/embedded"
@@ -144,7 +143,8 @@ func (g *spaceGuard) checkAlarm(ctx context.Context, lastRecover *time.Time) {
 
 // addSpaceGuard exports the guard's metric and readyz check and runs it with the server; nothing for
 // an external cluster (g nil).
-func addSpaceGuard(s *serve.Server, g *spaceGuard, bg *background) error {
+func (a *assembly) addSpaceGuard() error {
+	s, g, bg := a.server, a.st.space, &a.bg
 	if g == nil {
 		return nil
 	}

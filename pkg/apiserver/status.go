@@ -17,7 +17,6 @@ import (
 
 	"github.com/apictl/apictl/pkg/flags"
 	"github.com/apictl/apictl/pkg/routes"
-	"github.com/apictl/apictl/pkg/serve"
 	"github.com/apictl/apictl/pkg/snapshot"
 	"github.com/apictl/apictl/pkg/status"
 	"github.com/apictl/apictl/pkg/storage/cacher"
@@ -28,7 +27,8 @@ import (
 // addStatusEndpoint serves `apictl status`'s report at /apictl/v1/status. It asks etcd through a
 // client of its own, so that the store's connection keeps its one purpose, and closes it after the
 // drain.
-func addStatusEndpoint(s *serve.Server, o *flags.ServerOptions, st *storageStack, caches *watchCaches, cl *clients) error {
+func (a *assembly) addStatusEndpoint() error {
+	s, o, st, caches, cl := a.server, a.o, a.st, a.caches, a.cl
 	v := version.Get()
 	src := status.Source{
 		Version: v.Apictl(), Kubernetes: v.Kubernetes(), Started: time.Now(),

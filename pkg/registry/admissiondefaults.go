@@ -1,3 +1,5 @@
+// Ported from k8s.io/kubernetes v1.37.2 pkg/apis/admissionregistration/v1/defaults.go.
+
 package registry
 
 import (

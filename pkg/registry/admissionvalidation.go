@@ -1,3 +1,6 @@
+// Ported from k8s.io/kubernetes v1.37.2 pkg/apis/admissionregistration/validation/validation.go
+// (the webhook configurations' validation).
+
 package registry
 
 import (

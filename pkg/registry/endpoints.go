@@ -1,5 +1,8 @@
 //lint:file-ignore SA1019 core v1 Endpoints are deprecated in kube, which still serves them: so does apictl.
 
+// Ported from k8s.io/kubernetes v1.37.2 pkg/apis/core/validation/validation.go (ValidateEndpoints)
+// and pkg/apis/discovery/validation/validation.go (ValidateEndpointSlice).
+
 package registry
 
 import (

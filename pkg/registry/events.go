@@ -1,3 +1,6 @@
+// Ported from k8s.io/kubernetes v1.37.2 pkg/apis/core/validation/events.go and
+// pkg/apis/events/v1/conversion.go.
+
 package registry
 
 import (

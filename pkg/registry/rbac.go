@@ -1,3 +1,6 @@
+// Ported from k8s.io/kubernetes v1.37.2 pkg/apis/rbac/validation/validation.go and
+// pkg/apis/rbac/v1/defaults.go.
+
 package registry
 
 import (

@@ -1,3 +1,6 @@
+// Ported from k8s.io/kubernetes v1.37.2 pkg/apis/core/validation/validation.go (ValidateService and
+// the functions it calls).
+
 package registry
 
 import (
@@ -46,6 +49,29 @@ func validateService(s, old *corev1.Service) field.ErrorList {
 	if len(s.Spec.Ports) == 0 && !isHeadless(s) && s.Spec.Type != corev1.ServiceTypeExternalName {
 		errs = append(errs, field.Required(spec.Child("ports"), ""))
 	}
+	errs = append(errs, validateServiceTypeFields(s, spec)...)
+	names := sets.New[string]()
+	for i := range s.Spec.Ports {
+		errs = append(errs, validateServicePort(&s.Spec.Ports[i], len(s.Spec.Ports) > 1, names, spec.Child("ports").Index(i))...)
+	}
+	if s.Spec.Selector != nil {
+		errs = append(errs, metavalidation.ValidateLabels(s.Spec.Selector, spec.Child("selector"))...)
+	}
+	errs = append(errs, validateSessionAffinity(s, spec)...)
+	errs = append(errs, validateClusterIPsRelatedFields(s, old)...)
+	errs = append(errs, validateExternalIPs(s, old, spec)...)
+	errs = append(errs, validateServiceType(s, spec)...)
+	errs = append(errs, validateUniquePorts(s, spec)...)
+	errs = append(errs, validateLoadBalancerFields(s, old, spec)...)
+	errs = append(errs, validateLoadBalancerClass(s, old)...)
+	errs = append(errs, validateExternalTrafficPolicy(s)...)
+	errs = append(errs, validateInternalTraffic(s, spec)...)
+	return errs
+}
+
+// validateServiceTypeFields checks the fields a headless or ExternalName service may not have.
+func validateServiceTypeFields(s *corev1.Service, spec *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	switch s.Spec.Type {
 	case corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeNodePort:
 		if isHeadless(s) {
@@ -69,13 +95,12 @@ func validateService(s, old *corev1.Service) field.ErrorList {
 			errs = append(errs, field.Required(spec.Child("externalName"), ""))
 		}
 	}
-	names := sets.New[string]()
-	for i := range s.Spec.Ports {
-		errs = append(errs, validateServicePort(&s.Spec.Ports[i], len(s.Spec.Ports) > 1, names, spec.Child("ports").Index(i))...)
-	}
-	if s.Spec.Selector != nil {
-		errs = append(errs, metavalidation.ValidateLabels(s.Spec.Selector, spec.Child("selector"))...)
-	}
+	return errs
+}
+
+// validateSessionAffinity checks sessionAffinity and its config.
+func validateSessionAffinity(s *corev1.Service, spec *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	switch a := s.Spec.SessionAffinity; {
 	case a == "":
 		errs = append(errs, field.Required(spec.Child("sessionAffinity"), ""))
@@ -87,7 +112,12 @@ func validateService(s, old *corev1.Service) field.ErrorList {
 		errs = append(errs, field.Forbidden(spec.Child("sessionAffinityConfig"),
 			fmt.Sprintf("must not be set when session affinity is %s", corev1.ServiceAffinityNone)))
 	}
-	errs = append(errs, validateClusterIPsRelatedFields(s, old)...)
+	return errs
+}
+
+// validateExternalIPs checks externalIPs; addresses old already had keep the legacy forms kube tolerates.
+func validateExternalIPs(s, old *corev1.Service, spec *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	var oldExternal []string
 	if old != nil {
 		oldExternal = old.Spec.ExternalIPs
@@ -100,6 +130,12 @@ func validateService(s, old *corev1.Service) field.ErrorList {
 			errs = append(errs, ValidateEndpointIP(ip, p)...)
 		}
 	}
+	return errs
+}
+
+// validateServiceType checks type, and that a ClusterIP service sets no node port.
+func validateServiceType(s *corev1.Service, spec *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	switch t := s.Spec.Type; {
 	case t == "":
 		errs = append(errs, field.Required(spec.Child("type"), ""))
@@ -112,6 +148,12 @@ func validateService(s, old *corev1.Service) field.ErrorList {
 			}
 		}
 	}
+	return errs
+}
+
+// validateUniquePorts checks that no two ports share a protocol and port, nor a protocol and node port.
+func validateUniquePorts(s *corev1.Service, spec *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	type protoPort struct {
 		proto corev1.Protocol
 		port  int32
@@ -136,6 +178,13 @@ func validateService(s, old *corev1.Service) field.ErrorList {
 		}
 		seenPorts[k] = true
 	}
+	return errs
+}
+
+// validateLoadBalancerFields checks the fields only a LoadBalancer service may (or must) set;
+// source ranges old already had keep the legacy forms kube tolerates.
+func validateLoadBalancerFields(s, old *corev1.Service, spec *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	if len(s.Spec.LoadBalancerSourceRanges) > 0 {
 		p := spec.Child("LoadBalancerSourceRanges")
 		if s.Spec.Type != corev1.ServiceTypeLoadBalancer {
@@ -157,8 +206,12 @@ func validateService(s, old *corev1.Service) field.ErrorList {
 	if s.Spec.Type == corev1.ServiceTypeLoadBalancer && s.Spec.AllocateLoadBalancerNodePorts == nil {
 		errs = append(errs, field.Required(field.NewPath("allocateLoadBalancerNodePorts"), ""))
 	}
-	errs = append(errs, validateLoadBalancerClass(s, old)...)
-	errs = append(errs, validateExternalTrafficPolicy(s)...)
+	return errs
+}
+
+// validateInternalTraffic checks internalTrafficPolicy and trafficDistribution.
+func validateInternalTraffic(s *corev1.Service, spec *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	if s.Spec.InternalTrafficPolicy == nil && needsNodePortOrClusterIPType(s.Spec.Type) {
 		// Not required of other types: kube did not check before the field went beta.
 		errs = append(errs, field.Required(spec.Child("internalTrafficPolicy"), ""))

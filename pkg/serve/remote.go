@@ -128,29 +128,9 @@ func (a orderKey) less(b orderKey) bool {
 // state for the request path.
 func mergeRemote(d *routes.Discovery, remote *Remote) (*remoteState, error) {
 	rs := &remoteState{byGV: map[gvKey]*RemoteGroupVersion{}, groupDocs: map[string][]byte{}}
-	type groupInfo struct {
-		legacy, aggregated orderKey
-		known              bool
-		versions           []versionInfo
-	}
-	groups := map[string]*groupInfo{}
-	note := func(group, version string, p Priority, remote *RemoteGroupVersion) {
-		g := groups[group]
-		legacy := orderKey{p.Group, apiServiceName(group, version)}
-		if g == nil {
-			g = &groupInfo{legacy: legacy, aggregated: orderKey{p.Group, group}, known: true}
-			groups[group] = g
-		}
-		if legacy.less(g.legacy) {
-			g.legacy = legacy
-		}
-		if p.Group > g.aggregated.priority {
-			g.aggregated.priority = p.Group
-		}
-		g.versions = append(g.versions, versionInfo{version: version, priority: p.Version, remote: remote})
-	}
+	groups := discoveryGroups{}
 	for gv, p := range remote.LocalPriorities {
-		note(gv.Group, gv.Version, p, nil)
+		groups.note(gv.Group, gv.Version, p, nil)
 	}
 	for i := range remote.GroupVersions {
 		r := &remote.GroupVersions[i]
@@ -158,58 +138,17 @@ func mergeRemote(d *routes.Discovery, remote *Remote) (*remoteState, error) {
 			continue // the legacy group is never proxied
 		}
 		rs.byGV[gvKey{r.Group, r.Version}] = r
-		note(r.Group, r.Version, r.Priority, r)
+		groups.note(r.Group, r.Version, r.Priority, r)
 	}
-	isRemote := func(group string) bool {
-		g := groups[group]
-		return g != nil && slices.ContainsFunc(g.versions, func(v versionInfo) bool { return v.remote != nil })
-	}
-
-	// The remote groups, in each order.
 	var remoteGroups []string
 	for name := range groups {
-		if isRemote(name) && d.Groups[name] == nil {
+		if groups.isRemote(name) && d.Groups[name] == nil {
 			remoteGroups = append(remoteGroups, name)
 		}
 	}
-	byKey := func(key func(*groupInfo) orderKey) func(a, b string) int {
-		return func(a, b string) int {
-			ka, kb := key(groups[a]), key(groups[b])
-			switch {
-			case ka.less(kb):
-				return -1
-			case kb.less(ka):
-				return 1
-			}
-			return strings.Compare(a, b)
-		}
-	}
-	legacyKey := func(g *groupInfo) orderKey { return g.legacy }
-	aggregatedKey := func(g *groupInfo) orderKey { return g.aggregated }
-
-	// Legacy /apis and /apis/<group>.
-	slices.SortFunc(remoteGroups, byKey(legacyKey))
-	var list []metav1.APIGroup
-	pending := remoteGroups
-	flush := func(before *orderKey) {
-		for len(pending) > 0 && (before == nil || groups[pending[0]].legacy.less(*before)) {
-			list = append(list, remoteAPIGroup(pending[0], groups[pending[0]].versions, nil))
-			pending = pending[1:]
-		}
-	}
+	d.GroupList.Groups = groups.mergeLegacy(d.GroupList.Groups, remoteGroups)
 	for _, g := range d.GroupList.Groups {
-		if info := groups[g.Name]; info != nil {
-			flush(&info.legacy)
-			if isRemote(g.Name) {
-				g = remoteAPIGroup(g.Name, info.versions, g.Versions)
-			}
-		}
-		list = append(list, g)
-	}
-	flush(nil)
-	d.GroupList.Groups = list
-	for _, g := range list {
-		if !isRemote(g.Name) {
+		if !groups.isRemote(g.Name) {
 			continue
 		}
 		single := g
@@ -220,30 +159,104 @@ func mergeRemote(d *routes.Discovery, remote *Remote) (*remoteState, error) {
 		}
 		rs.groupDocs[g.Name] = b
 	}
+	d.AggregatedGroups.Items = groups.mergeAggregated(d.AggregatedGroups.Items, remoteGroups)
+	return rs, nil
+}
 
-	// Aggregated /apis.
-	slices.SortFunc(remoteGroups, byKey(aggregatedKey))
+// groupInfo is what the discovery documents order a group by, and its versions.
+type groupInfo struct {
+	legacy, aggregated orderKey
+	versions           []versionInfo
+}
+
+// discoveryGroups are the groups an APIService names, local or remote, by name.
+type discoveryGroups map[string]*groupInfo
+
+// note adds a group version with its APIService's priorities; remote is nil for a local one.
+func (groups discoveryGroups) note(group, version string, p Priority, remote *RemoteGroupVersion) {
+	g := groups[group]
+	legacy := orderKey{p.Group, apiServiceName(group, version)}
+	if g == nil {
+		g = &groupInfo{legacy: legacy, aggregated: orderKey{p.Group, group}}
+		groups[group] = g
+	}
+	if legacy.less(g.legacy) {
+		g.legacy = legacy
+	}
+	if p.Group > g.aggregated.priority {
+		g.aggregated.priority = p.Group
+	}
+	g.versions = append(g.versions, versionInfo{version: version, priority: p.Version, remote: remote})
+}
+
+// isRemote says whether a version of group is served remotely.
+func (groups discoveryGroups) isRemote(group string) bool {
+	g := groups[group]
+	return g != nil && slices.ContainsFunc(g.versions, func(v versionInfo) bool { return v.remote != nil })
+}
+
+// byKey orders group names by key, then by name.
+func (groups discoveryGroups) byKey(key func(*groupInfo) orderKey) func(a, b string) int {
+	return func(a, b string) int {
+		ka, kb := key(groups[a]), key(groups[b])
+		switch {
+		case ka.less(kb):
+			return -1
+		case kb.less(ka):
+			return 1
+		}
+		return strings.Compare(a, b)
+	}
+}
+
+// mergeLegacy returns the groups of /apis with the remote-only groups (sorted in place) in the
+// aggregator's order, and the remote versions added to the local groups that have some.
+func (groups discoveryGroups) mergeLegacy(local []metav1.APIGroup, remoteGroups []string) []metav1.APIGroup {
+	slices.SortFunc(remoteGroups, groups.byKey(func(g *groupInfo) orderKey { return g.legacy }))
+	var list []metav1.APIGroup
+	pending := remoteGroups
+	flush := func(before *orderKey) {
+		for len(pending) > 0 && (before == nil || groups[pending[0]].legacy.less(*before)) {
+			list = append(list, remoteAPIGroup(pending[0], groups[pending[0]].versions, nil))
+			pending = pending[1:]
+		}
+	}
+	for _, g := range local {
+		if info := groups[g.Name]; info != nil {
+			flush(&info.legacy)
+			if groups.isRemote(g.Name) {
+				g = remoteAPIGroup(g.Name, info.versions, g.Versions)
+			}
+		}
+		list = append(list, g)
+	}
+	flush(nil)
+	return list
+}
+
+// mergeAggregated is mergeLegacy for aggregated /apis, in the discovery manager's order.
+func (groups discoveryGroups) mergeAggregated(local []apidiscoveryv2.APIGroupDiscovery, remoteGroups []string) []apidiscoveryv2.APIGroupDiscovery {
+	slices.SortFunc(remoteGroups, groups.byKey(func(g *groupInfo) orderKey { return g.aggregated }))
 	var items []apidiscoveryv2.APIGroupDiscovery
-	pending = remoteGroups
-	flushAggregated := func(before *orderKey) {
+	pending := remoteGroups
+	flush := func(before *orderKey) {
 		for len(pending) > 0 && (before == nil || groups[pending[0]].aggregated.less(*before)) {
 			items = append(items, apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: pending[0]},
 				Versions: aggregatedVersions(groups[pending[0]].versions, nil)})
 			pending = pending[1:]
 		}
 	}
-	for _, item := range d.AggregatedGroups.Items {
+	for _, item := range local {
 		if info := groups[item.Name]; info != nil {
-			flushAggregated(&info.aggregated)
-			if isRemote(item.Name) {
+			flush(&info.aggregated)
+			if groups.isRemote(item.Name) {
 				item.Versions = aggregatedVersions(info.versions, item.Versions)
 			}
 		}
 		items = append(items, item)
 	}
-	flushAggregated(nil)
-	d.AggregatedGroups.Items = items
-	return rs, nil
+	flush(nil)
+	return items
 }
 
 // versionInfo is one version of a group as the APIServices say: local (remote nil) or remote.

@@ -172,7 +172,8 @@ func fanOutInMemory(b *testing.B, watchers int, value []byte, opts WatchOptions)
 	if err != nil {
 		b.Fatal(err)
 	}
-	c.replace(nil, 1)
+	feed := reflector{c: c}
+	feed.replace(nil, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var done sync.WaitGroup
@@ -200,7 +201,7 @@ func fanOutInMemory(b *testing.B, watchers int, value []byte, opts WatchOptions)
 	for i := range b.N {
 		rev := int64(i + 2)
 		kv := storage.KeyValue{Key: fmt.Sprintf("configmaps/ns/k%07d", i), Value: value, ModRevision: rev}
-		if _, err := c.apply([]storage.Event{{Type: storage.Added, Object: kv, Revision: rev}}); err != nil {
+		if _, err := feed.apply([]storage.Event{{Type: storage.Added, Object: kv, Revision: rev}}); err != nil {
 			b.Fatal(err)
 		}
 		// Stay well within the watchers' allowed lag: etcd, slower than the readers, does.

@@ -42,6 +42,21 @@ func (c *Cacher) Run(ctx context.Context) error {
 		return fmt.Errorf("run the watch cache of %q: it has already run", c.prefix)
 	}
 	defer c.shutdown()
+	reflector{c: c}.run(ctx)
+	return nil
+}
+
+// reflector keeps a Cacher current with its store, as kube's reflector feeds its watch cache: it
+// lists the prefix, follows one watch of it, applies the events in batches under the cacher's lock,
+// and watches or lists again when the watch ends. It is the only writer of the cacher's index,
+// window and revision; the Cacher's own methods read them.
+type reflector struct {
+	c *Cacher
+}
+
+// run lists and watches until ctx ends.
+func (r reflector) run(ctx context.Context) {
+	c := r.c
 	pause := minRetry
 	wait := func() {
 		timer := time.NewTimer(pause)
@@ -55,7 +70,7 @@ func (c *Cacher) Run(ctx context.Context) error {
 	mustList := true
 	for ctx.Err() == nil {
 		if mustList {
-			if err := c.relist(ctx); err != nil {
+			if err := r.relist(ctx); err != nil {
 				if ctx.Err() == nil {
 					c.logger.Warn("listing the resource for the watch cache failed; trying again", "err", err, "in", pause)
 					wait()
@@ -64,7 +79,7 @@ func (c *Cacher) Run(ctx context.Context) error {
 			}
 			mustList = false
 		}
-		progressed, err := c.follow(ctx)
+		progressed, err := r.follow(ctx)
 		if ctx.Err() != nil {
 			break
 		}
@@ -82,7 +97,7 @@ func (c *Cacher) Run(ctx context.Context) error {
 			c.logger.Info("the watch cache's watch ended; watching again from its revision", "revision", c.revision(), "err", err, "in", pause)
 			wait()
 			// etcd restored from an older backup is behind the cache: only a list can tell what it holds.
-			if c.behind(ctx) {
+			if r.behind(ctx) {
 				mustList = true
 			}
 		default:
@@ -91,16 +106,15 @@ func (c *Cacher) Run(ctx context.Context) error {
 			mustList = true
 		}
 	}
-	return nil
 }
 
 // behind reports whether etcd's revision is behind the cache's. A failure to tell is not: the watch
 // that follows will fail again if etcd is still away.
-func (c *Cacher) behind(ctx context.Context) bool {
+func (r reflector) behind(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, maxRetry)
 	defer cancel()
-	current, err := c.store.CurrentRevision(ctx)
-	return err == nil && current < c.revision()
+	current, err := r.c.store.CurrentRevision(ctx)
+	return err == nil && current < r.c.revision()
 }
 
 // shutdown ends every watcher and waits for their goroutines.
@@ -119,29 +133,29 @@ func (c *Cacher) revision() int64 {
 }
 
 // relist reads the whole prefix and makes it the cache's state.
-func (c *Cacher) relist(ctx context.Context) error {
-	items, rev, err := c.listAll(ctx)
+func (r reflector) relist(ctx context.Context) error {
+	items, rev, err := r.listAll(ctx)
 	if err != nil {
-		return fmt.Errorf("list %q: %w", c.prefix, err)
+		return fmt.Errorf("list %q: %w", r.c.prefix, err)
 	}
-	c.replace(items, rev)
+	r.replace(items, rev)
 	return nil
 }
 
 // listAll reads the whole prefix at the store's latest revision, in chunks when the store can stream
 // them (the cache fills while etcd still reads, which is most of a server's start with many objects
 // stored), else with one list.
-func (c *Cacher) listAll(ctx context.Context) ([]storage.KeyValue, int64, error) {
-	chunked, ok := c.store.(storage.ChunkLister)
+func (r reflector) listAll(ctx context.Context) ([]storage.KeyValue, int64, error) {
+	chunked, ok := r.c.store.(storage.ChunkLister)
 	if !ok {
-		res, err := c.store.List(ctx, c.prefix, storage.ListOptions{})
+		res, err := r.c.store.List(ctx, r.c.prefix, storage.ListOptions{})
 		if err != nil {
 			return nil, 0, err
 		}
 		return res.Items, res.Revision, nil
 	}
 	var items []storage.KeyValue
-	rev, err := chunked.ListChunks(ctx, c.prefix, func(chunk []storage.KeyValue) error {
+	rev, err := chunked.ListChunks(ctx, r.c.prefix, func(chunk []storage.KeyValue) error {
 		if items == nil {
 			items = chunk
 		} else {
@@ -154,14 +168,14 @@ func (c *Cacher) listAll(ctx context.Context) ([]storage.KeyValue, int64, error)
 
 // follow runs one watch of the store from the cache's revision and applies its events until it
 // fails or ctx ends. It reports whether any event arrived, and the error that ended the watch.
-func (c *Cacher) follow(ctx context.Context) (bool, error) {
+func (r reflector) follow(ctx context.Context) (bool, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	events, err := c.store.Watch(wctx, c.prefix, storage.WatchOptions{Revision: c.revision(), ProgressNotify: c.progress != nil})
+	events, err := r.c.store.Watch(wctx, r.c.prefix, storage.WatchOptions{Revision: r.c.revision(), ProgressNotify: r.c.progress != nil})
 	if err != nil {
 		return false, err
 	}
-	ticker := time.NewTicker(c.cfg.BookmarkInterval)
+	ticker := time.NewTicker(r.c.cfg.BookmarkInterval)
 	defer ticker.Stop()
 	batch := make([]storage.Event, 0, maxBatch)
 	progressed := false
@@ -186,14 +200,14 @@ func (c *Cacher) follow(ctx context.Context) (bool, error) {
 					break drain
 				}
 			}
-			applied, err := c.apply(batch)
+			applied, err := r.apply(batch)
 			clear(batch)
 			progressed = progressed || applied > 0
 			if err != nil {
 				return progressed, err
 			}
 		case <-ticker.C:
-			c.tick()
+			r.tick()
 		case <-ctx.Done():
 			return progressed, ctx.Err()
 		}
@@ -202,10 +216,10 @@ func (c *Cacher) follow(ctx context.Context) (bool, error) {
 
 // apply applies a batch of the store's events up to the first Error event, whose error it returns,
 // and wakes the watchers once. It returns how many events changed the cache.
-func (c *Cacher) apply(batch []storage.Event) (int, error) {
+func (r reflector) apply(batch []storage.Event) (int, error) {
 	var failed error
 	applied := 0
-	c.update(func() bool {
+	r.c.update(func() bool {
 		for _, ev := range batch {
 			if ev.Type == storage.Error {
 				failed = ev.Err
@@ -216,19 +230,19 @@ func (c *Cacher) apply(batch []storage.Event) (int, error) {
 			}
 			if ev.Type == storage.Progress {
 				// Nothing changed here up to the mark: the cache is current to it.
-				c.rev = max(c.rev, ev.Revision)
+				r.c.rev = max(r.c.rev, ev.Revision)
 				continue
 			}
-			if ev.Revision < c.rev {
-				failed = fmt.Errorf("%w: %s at revision %d, progress mark %d", errBehindProgress, ev.Object.Key, ev.Revision, c.rev)
+			if ev.Revision < r.c.rev {
+				failed = fmt.Errorf("%w: %s at revision %d, progress mark %d", errBehindProgress, ev.Object.Key, ev.Revision, r.c.rev)
 				break
 			}
-			ch := c.applyOne(ev)
+			ch := r.applyOne(ev)
 			if ch == nil {
 				continue
 			}
-			c.window.push(ch)
-			c.rev = ev.Revision
+			r.c.window.push(ch)
+			r.c.rev = ev.Revision
 			applied++
 		}
 		return applied > 0
@@ -238,8 +252,8 @@ func (c *Cacher) apply(batch []storage.Event) (int, error) {
 
 // applyOne applies one event to the index and returns the change it makes; nil for an event the
 // cache already has or does not understand. The caller holds mu for writing.
-func (c *Cacher) applyOne(ev storage.Event) *change {
-	if ev.Revision < c.rev {
+func (r reflector) applyOne(ev storage.Event) *change {
+	if ev.Revision < r.c.rev {
 		return nil
 	}
 	key := ev.Object.Key
@@ -248,9 +262,9 @@ func (c *Cacher) applyOne(ev storage.Event) *change {
 		kv := ev.Object
 		kv.ModRevision = ev.Revision
 		v := newVersion(kv)
-		return newChange(ev.Revision, key, v, c.index.put(v))
+		return newChange(ev.Revision, key, v, r.c.index.put(v))
 	case storage.Deleted:
-		prev := c.index.delete(key)
+		prev := r.c.index.delete(key)
 		if prev == nil {
 			// Not in the cache (it cannot happen while the watch follows the list): the event's last
 			// state still tells the watchers what went.
@@ -262,42 +276,42 @@ func (c *Cacher) applyOne(ev storage.Event) *change {
 }
 
 // tick makes a periodic bookmark due for every watcher.
-func (c *Cacher) tick() {
-	c.update(func() bool {
-		c.bookmarks++
+func (r reflector) tick() {
+	r.c.update(func() bool {
+		r.c.bookmarks++
 		return true
 	})
 }
 
 // replace makes a list at rev the cache's state. The first list starts the cache; a later one is
 // compared with the cache, and what changed meanwhile goes into the window as one gap.
-func (c *Cacher) replace(items []storage.KeyValue, rev int64) {
-	c.update(func() bool {
+func (r reflector) replace(items []storage.KeyValue, rev int64) {
+	r.c.update(func() bool {
 		switch {
-		case !c.isReady():
-			c.index.build(newVersions(items))
-			c.rev = rev
-			c.window.oldest = rev
-			close(c.ready)
-			c.logger.Debug("watch cache ready", "revision", rev, "objects", len(items))
+		case !r.c.isReady():
+			r.c.index.build(newVersions(items))
+			r.c.rev = rev
+			r.c.window.oldest = rev
+			close(r.c.ready)
+			r.c.logger.Debug("watch cache ready", "revision", rev, "objects", len(items))
 			return false
-		case rev < c.rev:
-			c.index.build(newVersions(items))
-			c.window.push(&change{rev: c.rev, from: rev, reset: true})
-			c.window.restart(rev)
-			c.logger.Warn("the store's revision went back (was etcd restored from a backup?); every watch of the resource ends with Expired",
-				"from", c.rev, "to", rev)
-			c.rev = rev
+		case rev < r.c.rev:
+			r.c.index.build(newVersions(items))
+			r.c.window.push(&change{rev: r.c.rev, from: rev, reset: true})
+			r.c.window.restart(rev)
+			r.c.logger.Warn("the store's revision went back (was etcd restored from a backup?); every watch of the resource ends with Expired",
+				"from", r.c.rev, "to", rev)
+			r.c.rev = rev
 			return true
 		}
-		versions, gap := c.diff(items, rev)
-		c.index.build(versions)
+		versions, gap := r.diff(items, rev)
+		r.c.index.build(versions)
 		if len(gap) > 0 {
-			c.window.push(&change{rev: rev, from: c.rev, gap: gap})
-			c.logger.Info("the re-list found changes the watch missed; watches they concern end with Expired",
-				"from", c.rev, "to", rev, "changes", len(gap))
+			r.c.window.push(&change{rev: rev, from: r.c.rev, gap: gap})
+			r.c.logger.Info("the re-list found changes the watch missed; watches they concern end with Expired",
+				"from", r.c.rev, "to", rev, "changes", len(gap))
 		}
-		c.rev = rev
+		r.c.rev = rev
 		return true
 	})
 }
@@ -314,10 +328,10 @@ func newVersions(items []storage.KeyValue) []*version {
 // diff compares a list at rev (sorted by key) with the index: it returns the versions of the list,
 // reusing the index's where the object did not change, and one change per key that did (a deleted
 // key's at rev). The caller holds mu.
-func (c *Cacher) diff(items []storage.KeyValue, rev int64) ([]*version, []*change) {
+func (r reflector) diff(items []storage.KeyValue, rev int64) ([]*version, []*change) {
 	versions := make([]*version, 0, len(items))
 	var gap []*change
-	old := cursor{chunks: c.index.chunks}
+	old := cursor{chunks: r.c.index.chunks}
 	for _, kv := range items {
 		for o := old.peek(); o != nil && o.kv.Key < kv.Key; o = old.peek() {
 			gap = append(gap, newChange(rev, o.kv.Key, nil, o))

@@ -48,7 +48,7 @@ func (s *Store) listChunksStream(ctx context.Context, prefix string, each func([
 		for range stream {
 		}
 	}
-	t := s.transformer(prefix)
+	t := s.codec.transformer(prefix)
 	var dc *keyContext
 	var revision int64
 	handed := false
@@ -115,7 +115,7 @@ func (s *Store) chunkItems(ctx context.Context, t value.Transformer, kvs []*mvcc
 			*dc = &keyContext{prefix: s.prefix}
 		}
 		var err error
-		if items[i], err = s.decodeListItem(ctx, t, kv, *dc); err != nil {
+		if items[i], err = s.codec.decodeListItem(ctx, t, kv, *dc); err != nil {
 			return nil, err
 		}
 	}

@@ -23,7 +23,7 @@ func (s *Store) Create(ctx context.Context, key string, value []byte, ttl time.D
 	if err := s.mayWrite(); err != nil {
 		return storage.KeyValue{}, err
 	}
-	stored, err := s.toStorage(ctx, s.transformer(key), key, value)
+	stored, err := s.codec.toStorage(ctx, s.codec.transformer(key), key, value)
 	if err != nil {
 		return storage.KeyValue{}, err
 	}
@@ -96,7 +96,7 @@ func (s *Store) Get(ctx context.Context, key string, opts storage.GetOptions) (s
 	if len(resp.Kvs) == 0 {
 		return storage.KeyValue{}, &storage.StorageError{Code: storage.NotFound, Op: "get", Key: key}
 	}
-	kv, _, err := s.decode(ctx, s.transformer(key), resp.Kvs[0])
+	kv, _, err := s.codec.decode(ctx, s.codec.transformer(key), resp.Kvs[0])
 	return kv, err
 }
 

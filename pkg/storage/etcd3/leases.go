@@ -56,6 +56,20 @@ func (m *leaseManager) get(ctx context.Context, ttl time.Duration) (clientv3.Lea
 	return m.id, nil
 }
 
+// updateOptions returns the put options of an update: a lease that lives at least ttl when ttl > 0
+// (the lease, to forget if etcd says it is gone), else none, keeping whatever lease the key has so
+// that an update does not make an expiring key permanent.
+func (m *leaseManager) updateOptions(ctx context.Context, ttl time.Duration) ([]clientv3.OpOption, clientv3.LeaseID, error) {
+	if ttl <= 0 {
+		return []clientv3.OpOption{clientv3.WithIgnoreLease()}, clientv3.NoLease, nil
+	}
+	lease, err := m.get(ctx, ttl)
+	if err != nil {
+		return nil, clientv3.NoLease, err
+	}
+	return []clientv3.OpOption{clientv3.WithLease(lease)}, lease, nil
+}
+
 // forget drops the current lease after etcd said it no longer exists (revoked by someone else).
 func (m *leaseManager) forget(id clientv3.LeaseID) {
 	m.mu.Lock()

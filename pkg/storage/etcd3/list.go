@@ -94,7 +94,7 @@ func (s *Store) list(ctx context.Context, prefix string, plan listPlan, opts sto
 	rangeEnd := clientv3.GetPrefixRangeEnd(prefix)
 	limit, filter := opts.Limit, opts.Filter
 	// One list reads one resource: its transformer is chosen once.
-	t := s.transformer(prefix)
+	t := s.codec.transformer(prefix)
 	var dc *keyContext
 	batch := limit
 	key := plan.start
@@ -117,7 +117,7 @@ func (s *Store) list(ctx context.Context, prefix string, plan listPlan, opts sto
 				if dc == nil {
 					dc = &keyContext{prefix: s.prefix}
 				}
-				if item, err = s.decodeListItem(ctx, t, kv, dc); err != nil {
+				if item, err = s.codec.decodeListItem(ctx, t, kv, dc); err != nil {
 					return nil, err
 				}
 			} else {

@@ -35,7 +35,7 @@ const localChunkSize = 5000
 func (s *Store) listChunksLocal(ctx context.Context, prefix string, each func([]storage.KeyValue) error) (int64, error) {
 	full := s.prefix + prefix
 	key, end := []byte(full), []byte(clientv3.GetPrefixRangeEnd(full))
-	t := s.transformer(prefix)
+	t := s.codec.transformer(prefix)
 	var dc *keyContext
 	var revision int64
 	for {

@@ -101,8 +101,8 @@ type Store struct {
 	writeGate       func() error
 	quorumGate      func(context.Context) error
 	logger          *slog.Logger
-	// transformers encrypts values at rest; nil stores them as they are.
-	transformers Transformers
+	// codec encrypts values at rest, if configured.
+	codec codec
 	// localRange reads from the etcd member in this process; nil when etcd is elsewhere.
 	localRange LocalRanger
 	// prefix is the etcd key prefix the namespace wrappers add: a transformer authenticates the full key.
@@ -201,7 +201,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		watchBufferSize:    cfg.WatchBufferSize,
 		writeGate:          cfg.WriteGate,
 		quorumGate:         cfg.QuorumGate,
-		transformers:       cfg.Transformers,
+		codec:              codec{transformers: cfg.Transformers, prefix: prefix},
 		localRange:         cfg.LocalRange,
 		prefix:             prefix,
 		slowWatchGrace:     slowWatchGrace,

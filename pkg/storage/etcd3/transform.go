@@ -40,12 +40,21 @@ func needsDecode(t value.Transformer, data []byte) bool {
 	return t != nil || bytes.HasPrefix(data, encryptedPrefix)
 }
 
+// codec turns a caller's values into what etcd holds and back: the store's encryption at rest, bound
+// to the full etcd key (prefix included). It is a value in the Store, so that no request pays for it.
+type codec struct {
+	// transformers encrypts values at rest; nil stores them as they are.
+	transformers Transformers
+	// prefix is the etcd key prefix the namespace wrappers add: a transformer authenticates the full key.
+	prefix string
+}
+
 // transformer returns the transformer of key's values, nil when the store stores values unchanged.
-func (s *Store) transformer(key string) value.Transformer {
-	if s.transformers == nil {
+func (c *codec) transformer(key string) value.Transformer {
+	if c.transformers == nil {
 		return nil
 	}
-	return s.transformers.TransformerFor(key)
+	return c.transformers.TransformerFor(key)
 }
 
 // keyContext is the authenticated data of a value, as kube binds it: the full etcd key, prefix
@@ -59,11 +68,11 @@ type keyContext struct {
 func (c *keyContext) AuthenticatedData() []byte { return []byte(c.prefix + c.key) }
 
 // toStorage turns a value into what is put in etcd.
-func (s *Store) toStorage(ctx context.Context, t value.Transformer, key string, data []byte) ([]byte, error) {
+func (c *codec) toStorage(ctx context.Context, t value.Transformer, key string, data []byte) ([]byte, error) {
 	if t == nil {
 		return data, nil
 	}
-	out, err := t.TransformToStorage(ctx, data, &keyContext{prefix: s.prefix, key: key})
+	out, err := t.TransformToStorage(ctx, data, &keyContext{prefix: c.prefix, key: key})
 	if err != nil {
 		return nil, &transformError{err: err}
 	}
@@ -72,13 +81,13 @@ func (s *Store) toStorage(ctx context.Context, t value.Transformer, key string, 
 
 // decode turns what etcd holds at kv into the caller's value. stale says the value was not written
 // by the transformer's first provider and key (an update must rewrite it, even unchanged).
-func (s *Store) decode(ctx context.Context, t value.Transformer, kv *mvccpb.KeyValue) (_ storage.KeyValue, stale bool, _ error) {
-	return s.decodeWith(ctx, t, kv, nil)
+func (c *codec) decode(ctx context.Context, t value.Transformer, kv *mvccpb.KeyValue) (_ storage.KeyValue, stale bool, _ error) {
+	return c.decodeWith(ctx, t, kv, nil)
 }
 
 // decodeWith is decode with a keyContext to fill in, so that a list reuses one for all its items; nil
 // makes one when a transformer runs.
-func (s *Store) decodeWith(ctx context.Context, t value.Transformer, kv *mvccpb.KeyValue, dc *keyContext) (_ storage.KeyValue, stale bool, _ error) {
+func (c *codec) decodeWith(ctx context.Context, t value.Transformer, kv *mvccpb.KeyValue, dc *keyContext) (_ storage.KeyValue, stale bool, _ error) {
 	out := keyValue(kv)
 	if t == nil {
 		if !bytes.HasPrefix(kv.Value, encryptedPrefix) {
@@ -88,7 +97,7 @@ func (s *Store) decodeWith(ctx context.Context, t value.Transformer, kv *mvccpb.
 		t = identity.NewEncryptCheckTransformer()
 	}
 	if dc == nil {
-		dc = &keyContext{prefix: s.prefix}
+		dc = &keyContext{prefix: c.prefix}
 	}
 	dc.key = out.Key
 	data, stale, err := t.TransformFromStorage(ctx, kv.Value, dc)
@@ -100,10 +109,10 @@ func (s *Store) decodeWith(ctx context.Context, t value.Transformer, kv *mvccpb.
 }
 
 // decodeListItem is decode for a list, whose errors name the key as kube's do; dc is the list's.
-func (s *Store) decodeListItem(ctx context.Context, t value.Transformer, kv *mvccpb.KeyValue, dc *keyContext) (storage.KeyValue, error) {
-	out, _, err := s.decodeWith(ctx, t, kv, dc)
+func (c *codec) decodeListItem(ctx context.Context, t value.Transformer, kv *mvccpb.KeyValue, dc *keyContext) (storage.KeyValue, error) {
+	out, _, err := c.decodeWith(ctx, t, kv, dc)
 	if err != nil {
-		return storage.KeyValue{}, &transformError{err: fmt.Errorf("unable to transform key %q: %w", s.prefix+string(kv.Key), err.(*transformError).err)}
+		return storage.KeyValue{}, &transformError{err: fmt.Errorf("unable to transform key %q: %w", c.prefix+string(kv.Key), err.(*transformError).err)}
 	}
 	return out, nil
 }

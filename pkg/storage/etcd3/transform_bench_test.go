@@ -77,15 +77,15 @@ func benchTransformers(b *testing.B, resource, provider string) Transformers {
 func BenchmarkListItems1000(b *testing.B) {
 	for _, p := range benchProviders() {
 		b.Run(p.name, func(b *testing.B) {
-			s := &Store{prefix: "/registry/"}
+			s := &Store{prefix: "/registry/", codec: codec{prefix: "/registry/"}}
 			if t := benchTransformers(b, p.resource, p.provider); t != nil {
-				s.transformers = t
+				s.codec.transformers = t
 			}
 			ctx := context.Background()
 			kvs := make([]*mvccpb.KeyValue, 1000)
 			for i := range kvs {
 				key := fmt.Sprintf("secrets/default/s%04d", i)
-				stored, err := s.toStorage(ctx, s.transformer(key), key, benchValue)
+				stored, err := s.codec.toStorage(ctx, s.codec.transformer(key), key, benchValue)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -96,7 +96,7 @@ func BenchmarkListItems1000(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				items = items[:0]
-				t := s.transformer("secrets/default/")
+				t := s.codec.transformer("secrets/default/")
 				var dc *keyContext
 				for _, kv := range kvs {
 					var item storage.KeyValue
@@ -105,7 +105,7 @@ func BenchmarkListItems1000(b *testing.B) {
 							dc = &keyContext{prefix: s.prefix}
 						}
 						var err error
-						if item, err = s.decodeListItem(ctx, t, kv, dc); err != nil {
+						if item, err = s.codec.decodeListItem(ctx, t, kv, dc); err != nil {
 							b.Fatal(err)
 						}
 					} else {

@@ -242,11 +242,11 @@ func TestAuthenticatedDataIsTheFullKey(t *testing.T) {
 // exactly what it did before encryption existed (the key string of keyValue), and the list's per-item
 // check allocates nothing.
 func TestNoConfigurationCostsNothing(t *testing.T) {
-	s := &Store{prefix: "/registry/"}
+	s := &Store{prefix: "/registry/", codec: codec{prefix: "/registry/"}}
 	kv := &mvccpb.KeyValue{Key: []byte("secrets/default/a"), Value: []byte(`{"kind":"Secret"}`), ModRevision: 3}
 	ctx := context.Background()
 	check := testing.AllocsPerRun(1000, func() {
-		if needsDecode(s.transformer("secrets/"), kv.Value) {
+		if needsDecode(s.codec.transformer("secrets/"), kv.Value) {
 			t.Fatal("a plain value needs decoding without a configuration")
 		}
 	})
@@ -254,7 +254,7 @@ func TestNoConfigurationCostsNothing(t *testing.T) {
 	plain := testing.AllocsPerRun(1000, func() { sink = keyValue(kv) })
 	decoded := testing.AllocsPerRun(1000, func() {
 		var err error
-		if sink, _, err = s.decode(ctx, s.transformer("secrets/default/a"), kv); err != nil {
+		if sink, _, err = s.codec.decode(ctx, s.codec.transformer("secrets/default/a"), kv); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -25,27 +25,13 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 	if err := s.haveQuorum(ctx); err != nil {
 		return storage.KeyValue{}, err
 	}
-	t := s.transformer(key)
-	var current storage.KeyValue
-	// fresh says current was read from etcd; a cached value only decides what to try first.
-	fresh := false
-	// stale says current was not written with the first provider and key of its transformer: it is
+	t := s.codec.transformer(key)
+	// fresh says current was read from etcd; a cached value only decides what to try first. stale
+	// says current was not written with the first provider and key of its transformer: it is
 	// rewritten even when unchanged, which is how a key rotation reaches every object.
-	stale := false
-	if c := opts.Cached; c != nil && c.Key == key && (opts.ExpectedRevision == 0 || c.ModRevision == opts.ExpectedRevision) {
-		current = *c
-	} else {
-		var err error
-		if current, stale, err = s.readState(ctx, t, "update", key); err != nil {
-			return storage.KeyValue{}, err
-		}
-		fresh = true
-	}
-	refresh := func() error {
-		var err error
-		current, stale, err = s.readState(ctx, t, "update", key)
-		fresh = true
-		return err
+	current, stale, fresh, err := s.updateStart(ctx, t, key, opts)
+	if err != nil {
+		return storage.KeyValue{}, err
 	}
 	for lost := 0; ; {
 		if opts.ExpectedRevision != 0 && current.ModRevision != opts.ExpectedRevision {
@@ -56,9 +42,10 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 		if err != nil || (bytes.Equal(next, current.Value) && !stale) {
 			if !fresh {
 				// The verdict of a stale value counts for nothing: ask again on the current one.
-				if err := refresh(); err != nil {
+				if current, stale, err = s.readState(ctx, t, "update", key); err != nil {
 					return storage.KeyValue{}, err
 				}
+				fresh = true
 				continue
 			}
 			if err != nil {
@@ -69,17 +56,13 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 		if err := s.mayWrite(); err != nil {
 			return storage.KeyValue{}, err
 		}
-		stored, err := s.toStorage(ctx, t, key, next)
+		stored, err := s.codec.toStorage(ctx, t, key, next)
 		if err != nil {
 			return storage.KeyValue{}, err
 		}
-		putOpts := []clientv3.OpOption{clientv3.WithIgnoreLease()}
-		lease := clientv3.NoLease
-		if opts.TTL > 0 {
-			if lease, err = s.leases.get(ctx, opts.TTL); err != nil {
-				return storage.KeyValue{}, s.interpret("update", key, fmt.Errorf("grant a lease: %w", err))
-			}
-			putOpts = []clientv3.OpOption{clientv3.WithLease(lease)}
+		putOpts, lease, err := s.leases.updateOptions(ctx, opts.TTL)
+		if err != nil {
+			return storage.KeyValue{}, s.interpret("update", key, fmt.Errorf("grant a lease: %w", err))
 		}
 		txn, err := s.kv.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", current.ModRevision)).
@@ -103,7 +86,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 				case kv == nil:
 					return storage.KeyValue{}, &storage.StorageError{Code: storage.NotFound, Op: "update", Key: key}
 				}
-				if current, stale, err = s.decode(ctx, t, kv); err != nil {
+				if current, stale, err = s.codec.decode(ctx, t, kv); err != nil {
 					return storage.KeyValue{}, err
 				}
 				fresh = true
@@ -121,6 +104,16 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, tryUpdate stor
 	}
 }
 
+// updateStart is the value GuaranteedUpdate tries first: opts.Cached when it is key's and at the
+// expected revision (not fresh), else what etcd holds (fresh).
+func (s *Store) updateStart(ctx context.Context, t value.Transformer, key string, opts storage.UpdateOptions) (current storage.KeyValue, stale, fresh bool, err error) {
+	if c := opts.Cached; c != nil && c.Key == key && (opts.ExpectedRevision == 0 || c.ModRevision == opts.ExpectedRevision) {
+		return *c, false, false, nil
+	}
+	current, stale, err = s.readState(ctx, t, "update", key)
+	return current, stale, true, err
+}
+
 // Delete removes key once check approves its current value, with a transaction that requires the mod
 // revision to be unchanged; when another writer got there first, check runs again on the fresh value.
 // The returned value is the deleted one, with ModRevision set to the delete's revision.
@@ -131,7 +124,7 @@ func (s *Store) Delete(ctx context.Context, key string, check storage.CheckFunc)
 	if err := s.haveQuorum(ctx); err != nil {
 		return storage.KeyValue{}, err
 	}
-	t := s.transformer(key)
+	t := s.codec.transformer(key)
 	current, _, err := s.readState(ctx, t, "delete", key)
 	if err != nil {
 		return storage.KeyValue{}, err
@@ -163,7 +156,7 @@ func (s *Store) Delete(ctx context.Context, key string, check storage.CheckFunc)
 // readCurrent reads the latest value of key, for a compare-and-swap or a Get of resourceVersion "": a
 // quorum read, NotFound if the key does not exist.
 func (s *Store) readCurrent(ctx context.Context, op, key string) (storage.KeyValue, error) {
-	kv, _, err := s.readState(ctx, s.transformer(key), op, key)
+	kv, _, err := s.readState(ctx, s.codec.transformer(key), op, key)
 	return kv, err
 }
 
@@ -176,7 +169,7 @@ func (s *Store) readState(ctx context.Context, t value.Transformer, op, key stri
 	if len(resp.Kvs) == 0 {
 		return storage.KeyValue{}, false, &storage.StorageError{Code: storage.NotFound, Op: op, Key: key}
 	}
-	return s.decode(ctx, t, resp.Kvs[0])
+	return s.codec.decode(ctx, t, resp.Kvs[0])
 }
 
 // fromElse takes the fresh value from the else branch of a compare-and-swap that lost; NotFound if
@@ -186,5 +179,5 @@ func (s *Store) fromElse(ctx context.Context, t value.Transformer, txn *clientv3
 	if len(kvs) == 0 {
 		return storage.KeyValue{}, false, &storage.StorageError{Code: storage.NotFound, Op: op, Key: key}
 	}
-	return s.decode(ctx, t, kvs[0])
+	return s.codec.decode(ctx, t, kvs[0])
 }

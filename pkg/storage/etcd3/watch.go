@@ -102,7 +102,7 @@ func (w *watch) run() {
 		}
 		// The transformer is chosen per response, so that a watch that lasts (the watch cache's) reads
 		// what is written after the configuration is reloaded with a new key.
-		t := w.store.transformer(w.prefix)
+		t := w.store.codec.transformer(w.prefix)
 		for _, ev := range resp.Events {
 			event, err := parseEvent(ev)
 			if err == nil && needsDecode(t, event.Object.Value) {
@@ -206,7 +206,7 @@ func (w *watch) decode(t value.Transformer, event *storage.Event, ev *clientv3.E
 	if event.Type == storage.Deleted {
 		kv = ev.PrevKv
 	}
-	decoded, _, err := w.store.decode(w.ctx, t, kv)
+	decoded, _, err := w.store.codec.decode(w.ctx, t, kv)
 	if err != nil {
 		return err
 	}

@@ -102,22 +102,24 @@ func cells(q *corev1.ResourceQuota, now time.Time) []any {
 
 // strategy is kube's resourcequotaStrategy and resourcequotaStatusStrategy: status is the
 // controller's and admission's, written only through the status subresource, which keeps the spec.
-type strategy struct{}
+type strategy struct {
+	kinds.StatusSubresource[*corev1.ResourceQuota, corev1.ResourceQuotaStatus, fields]
+}
+
+// fields says where the kind keeps its status and spec, for kinds.StatusSubresource.
+type fields struct{}
+
+var _ kinds.StatusFields[*corev1.ResourceQuota, corev1.ResourceQuotaStatus] = fields{}
+
+func (fields) Status(o *corev1.ResourceQuota) *corev1.ResourceQuotaStatus { return &o.Status }
+
+// Spec is nil: kube's strategy of the kind leaves the generation alone.
+func (fields) Spec(*corev1.ResourceQuota) any { return nil }
 
 var (
 	_ kinds.StatusStrategy = strategy{}
 	_ kinds.Warner         = strategy{}
 )
-
-// PrepareForCreate clears status: usage is the quota system's to record.
-func (strategy) PrepareForCreate(obj runtime.Object) {
-	obj.(*corev1.ResourceQuota).Status = corev1.ResourceQuotaStatus{}
-}
-
-// PrepareForUpdate keeps the stored status.
-func (strategy) PrepareForUpdate(obj, old runtime.Object) {
-	obj.(*corev1.ResourceQuota).Status = old.(*corev1.ResourceQuota).Status
-}
 
 func (strategy) Validate(obj runtime.Object) field.ErrorList {
 	q := obj.(*corev1.ResourceQuota)

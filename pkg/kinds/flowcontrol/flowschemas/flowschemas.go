@@ -8,7 +8,6 @@ import (
 	"time"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -94,26 +93,21 @@ func SetDefaults(fs *flowcontrolv1.FlowSchema) {
 }
 
 // strategy is kube's flowSchemaStrategy and flowSchemaStatusStrategy.
-type strategy struct{}
+type strategy struct {
+	kinds.StatusSubresource[*flowcontrolv1.FlowSchema, flowcontrolv1.FlowSchemaStatus, fields]
+}
+
+// fields says where the kind keeps its status and spec, for kinds.StatusSubresource.
+type fields struct{}
+
+var _ kinds.StatusFields[*flowcontrolv1.FlowSchema, flowcontrolv1.FlowSchemaStatus] = fields{}
+
+func (fields) Status(o *flowcontrolv1.FlowSchema) *flowcontrolv1.FlowSchemaStatus { return &o.Status }
+
+// Spec makes the generation move on with the spec, as kube's strategy of the kind does.
+func (fields) Spec(o *flowcontrolv1.FlowSchema) any { return &o.Spec }
 
 func (strategy) Default(obj runtime.Object) { SetDefaults(obj.(*flowcontrolv1.FlowSchema)) }
-
-// PrepareForCreate drops the status, which only the config controller writes, and starts the
-// generation at 1.
-func (strategy) PrepareForCreate(obj runtime.Object) {
-	fs := obj.(*flowcontrolv1.FlowSchema)
-	fs.Status = flowcontrolv1.FlowSchemaStatus{}
-	fs.Generation = 1
-}
-
-// PrepareForUpdate keeps the status and moves the generation on when the spec changed.
-func (strategy) PrepareForUpdate(obj, old runtime.Object) {
-	fs, oldFS := obj.(*flowcontrolv1.FlowSchema), old.(*flowcontrolv1.FlowSchema)
-	if !apiequality.Semantic.DeepEqual(fs.Spec, oldFS.Spec) {
-		fs.Generation = oldFS.Generation + 1
-	}
-	fs.Status = oldFS.Status
-}
 
 func (strategy) Validate(obj runtime.Object) field.ErrorList {
 	return validate(obj.(*flowcontrolv1.FlowSchema))
@@ -121,13 +115,6 @@ func (strategy) Validate(obj runtime.Object) field.ErrorList {
 
 func (strategy) ValidateUpdate(obj, _ runtime.Object) field.ErrorList {
 	return validate(obj.(*flowcontrolv1.FlowSchema))
-}
-
-// PrepareForStatusUpdate keeps everything of old but the status.
-func (strategy) PrepareForStatusUpdate(obj, old runtime.Object) runtime.Object {
-	out := old.(*flowcontrolv1.FlowSchema).DeepCopy()
-	out.Status = obj.(*flowcontrolv1.FlowSchema).Status
-	return out
 }
 
 func (strategy) ValidateStatusUpdate(obj, _ runtime.Object) field.ErrorList {

@@ -251,19 +251,7 @@ func validateNonResourceURLPath(path string, fld *field.Path) *field.Error {
 	return nil
 }
 
-// validateStatus is ValidateFlowSchemaStatus: each condition has a type, and no type twice.
+// validateStatus is ValidateFlowSchemaStatus.
 func validateStatus(status *flowcontrolv1.FlowSchemaStatus, fld *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	seen := sets.New[flowcontrolv1.FlowSchemaConditionType]()
-	for i, c := range status.Conditions {
-		p := fld.Child("conditions").Index(i)
-		if seen.Has(c.Type) {
-			errs = append(errs, field.Duplicate(p.Child("type"), c.Type))
-		}
-		seen.Insert(c.Type)
-		if c.Type == "" {
-			errs = append(errs, field.Required(p.Child("type"), ""))
-		}
-	}
-	return errs
+	return validation.ConditionTypes(status.Conditions, func(c flowcontrolv1.FlowSchemaCondition) flowcontrolv1.FlowSchemaConditionType { return c.Type }, fld)
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -86,27 +85,24 @@ func cells(pl *flowcontrolv1.PriorityLevelConfiguration, now time.Time) []any {
 }
 
 // strategy is kube's priorityLevelConfigurationStrategy and its status strategy.
-type strategy struct{}
+type strategy struct {
+	kinds.StatusSubresource[*flowcontrolv1.PriorityLevelConfiguration, flowcontrolv1.PriorityLevelConfigurationStatus, fields]
+}
+
+// fields says where the kind keeps its status and spec, for kinds.StatusSubresource.
+type fields struct{}
+
+var _ kinds.StatusFields[*flowcontrolv1.PriorityLevelConfiguration, flowcontrolv1.PriorityLevelConfigurationStatus] = fields{}
+
+func (fields) Status(o *flowcontrolv1.PriorityLevelConfiguration) *flowcontrolv1.PriorityLevelConfigurationStatus {
+	return &o.Status
+}
+
+// Spec makes the generation move on with the spec, as kube's strategy of the kind does.
+func (fields) Spec(o *flowcontrolv1.PriorityLevelConfiguration) any { return &o.Spec }
 
 func (strategy) Default(obj runtime.Object) {
 	SetDefaults(obj.(*flowcontrolv1.PriorityLevelConfiguration))
-}
-
-// PrepareForCreate drops the status, which only the config controller writes, and starts the
-// generation at 1.
-func (strategy) PrepareForCreate(obj runtime.Object) {
-	pl := obj.(*flowcontrolv1.PriorityLevelConfiguration)
-	pl.Status = flowcontrolv1.PriorityLevelConfigurationStatus{}
-	pl.Generation = 1
-}
-
-// PrepareForUpdate keeps the status and moves the generation on when the spec changed.
-func (strategy) PrepareForUpdate(obj, old runtime.Object) {
-	pl, oldPL := obj.(*flowcontrolv1.PriorityLevelConfiguration), old.(*flowcontrolv1.PriorityLevelConfiguration)
-	if !apiequality.Semantic.DeepEqual(pl.Spec, oldPL.Spec) {
-		pl.Generation = oldPL.Generation + 1
-	}
-	pl.Status = oldPL.Status
 }
 
 func (strategy) Validate(obj runtime.Object) field.ErrorList {
@@ -115,13 +111,6 @@ func (strategy) Validate(obj runtime.Object) field.ErrorList {
 
 func (strategy) ValidateUpdate(obj, _ runtime.Object) field.ErrorList {
 	return validate(obj.(*flowcontrolv1.PriorityLevelConfiguration))
-}
-
-// PrepareForStatusUpdate keeps everything of old but the status.
-func (strategy) PrepareForStatusUpdate(obj, old runtime.Object) runtime.Object {
-	out := old.(*flowcontrolv1.PriorityLevelConfiguration).DeepCopy()
-	out.Status = obj.(*flowcontrolv1.PriorityLevelConfiguration).Status
-	return out
 }
 
 func (strategy) ValidateStatusUpdate(obj, _ runtime.Object) field.ErrorList {

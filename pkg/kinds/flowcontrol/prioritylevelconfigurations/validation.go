@@ -11,7 +11,6 @@ import (
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	flowcontrolv1beta3 "k8s.io/api/flowcontrol/v1beta3"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 	"k8s.io/apiserver/pkg/util/shufflesharding"
@@ -180,20 +179,9 @@ func validateQueuing(q *flowcontrolv1.QueuingConfiguration, fld *field.Path) fie
 	return errs
 }
 
-// validateStatus is ValidatePriorityLevelConfigurationStatus: each condition has a type, and no type
-// twice.
+// validateStatus is ValidatePriorityLevelConfigurationStatus.
 func validateStatus(status *flowcontrolv1.PriorityLevelConfigurationStatus, fld *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	seen := sets.New[flowcontrolv1.PriorityLevelConfigurationConditionType]()
-	for i, c := range status.Conditions {
-		p := fld.Child("conditions").Index(i)
-		if seen.Has(c.Type) {
-			errs = append(errs, field.Duplicate(p.Child("type"), c.Type))
-		}
-		seen.Insert(c.Type)
-		if c.Type == "" {
-			errs = append(errs, field.Required(p.Child("type"), ""))
-		}
-	}
-	return errs
+	return validation.ConditionTypes(status.Conditions, func(c flowcontrolv1.PriorityLevelConfigurationCondition) flowcontrolv1.PriorityLevelConfigurationConditionType {
+		return c.Type
+	}, fld)
 }

@@ -68,15 +68,19 @@ func cells(c *networkingv1.ServiceCIDR, now time.Time) []any {
 
 // strategy is kube's serviceCIDRStrategy with ServiceCIDRStatusFieldWiping on (its default since
 // 1.36): the main resource neither sets nor changes status.
-type strategy struct{}
-
-func (strategy) PrepareForCreate(obj runtime.Object) {
-	obj.(*networkingv1.ServiceCIDR).Status = networkingv1.ServiceCIDRStatus{}
+type strategy struct {
+	kinds.StatusSubresource[*networkingv1.ServiceCIDR, networkingv1.ServiceCIDRStatus, fields]
 }
 
-func (strategy) PrepareForUpdate(obj, old runtime.Object) {
-	obj.(*networkingv1.ServiceCIDR).Status = old.(*networkingv1.ServiceCIDR).Status
-}
+// fields says where the kind keeps its status and spec, for kinds.StatusSubresource.
+type fields struct{}
+
+var _ kinds.StatusFields[*networkingv1.ServiceCIDR, networkingv1.ServiceCIDRStatus] = fields{}
+
+func (fields) Status(o *networkingv1.ServiceCIDR) *networkingv1.ServiceCIDRStatus { return &o.Status }
+
+// Spec is nil: kube's strategy of the kind leaves the generation alone.
+func (fields) Spec(*networkingv1.ServiceCIDR) any { return nil }
 
 func (strategy) Validate(obj runtime.Object) field.ErrorList {
 	return validateSpec(&obj.(*networkingv1.ServiceCIDR).Spec, field.NewPath("spec", "cidrs"))
@@ -104,13 +108,6 @@ func (strategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 		errs = append(errs, field.Invalid(path, c.Spec.CIDRs, apivalidation.FieldImmutableErrorMsg))
 	}
 	return errs
-}
-
-// PrepareForStatusUpdate keeps everything but the status, as serviceCIDRStatusStrategy does.
-func (strategy) PrepareForStatusUpdate(obj, old runtime.Object) runtime.Object {
-	out := old.(*networkingv1.ServiceCIDR).DeepCopy()
-	out.Status = obj.(*networkingv1.ServiceCIDR).Status
-	return out
 }
 
 // ValidateStatusUpdate is ValidateServiceCIDRStatusUpdate: only the metadata checks, which the

@@ -88,15 +88,21 @@ func cells(svm *svmv1.StorageVersionMigration, _ time.Time) []any {
 
 // strategy is kube's StorageVersionMigration strategy: the status is the migrator's, written through
 // the status subresource only, and the spec never changes.
-type strategy struct{}
-
-func (strategy) PrepareForCreate(obj runtime.Object) {
-	obj.(*svmv1.StorageVersionMigration).Status = svmv1.StorageVersionMigrationStatus{}
+type strategy struct {
+	kinds.StatusSubresource[*svmv1.StorageVersionMigration, svmv1.StorageVersionMigrationStatus, fields]
 }
 
-func (strategy) PrepareForUpdate(obj, old runtime.Object) {
-	obj.(*svmv1.StorageVersionMigration).Status = *old.(*svmv1.StorageVersionMigration).Status.DeepCopy()
+// fields says where the kind keeps its status and spec, for kinds.StatusSubresource.
+type fields struct{}
+
+var _ kinds.StatusFields[*svmv1.StorageVersionMigration, svmv1.StorageVersionMigrationStatus] = fields{}
+
+func (fields) Status(o *svmv1.StorageVersionMigration) *svmv1.StorageVersionMigrationStatus {
+	return &o.Status
 }
+
+// Spec is nil: kube's strategy of the kind leaves the generation alone.
+func (fields) Spec(*svmv1.StorageVersionMigration) any { return nil }
 
 func (strategy) Validate(obj runtime.Object) field.ErrorList {
 	return validateSpec(obj.(*svmv1.StorageVersionMigration))
@@ -104,13 +110,6 @@ func (strategy) Validate(obj runtime.Object) field.ErrorList {
 
 func (strategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	return validateUpdate(obj.(*svmv1.StorageVersionMigration), old.(*svmv1.StorageVersionMigration))
-}
-
-// PrepareForStatusUpdate keeps the spec and metadata as stored (kube's ResetObjectMetaForStatus).
-func (strategy) PrepareForStatusUpdate(obj, old runtime.Object) runtime.Object {
-	out := old.(*svmv1.StorageVersionMigration).DeepCopy()
-	out.Status = *obj.(*svmv1.StorageVersionMigration).Status.DeepCopy()
-	return out
 }
 
 func (strategy) ValidateStatusUpdate(obj, old runtime.Object) field.ErrorList {
