@@ -107,12 +107,16 @@ type Member struct {
 	Name     string `json:"name"`
 	Role     string `json:"role"` // leader, follower, learner or unknown
 	PeerURL  string `json:"peerURL"`
-	DBSize   int64  `json:"dbSizeBytes"`
-	DBInUse  int64  `json:"dbSizeInUseBytes"`
-	RaftTerm uint64 `json:"raftTerm"`
-	// RaftIndex is the member's raft index; Lag how far it is behind the leader's.
-	RaftIndex uint64 `json:"raftIndex"`
-	Lag       uint64 `json:"raftLag"`
+	// The sizes, term and index are absent for a member whose own status is not known (another
+	// member of an embedded cluster, whose client port is private to it): a member that answers
+	// never has a zero index or size.
+	DBSize   int64  `json:"dbSizeBytes,omitempty"`
+	DBInUse  int64  `json:"dbSizeInUseBytes,omitempty"`
+	RaftTerm uint64 `json:"raftTerm,omitempty"`
+	// RaftIndex is the member's raft index; Lag how far it is behind the newest index known
+	// (absent when 0).
+	RaftIndex uint64 `json:"raftIndex,omitempty"`
+	Lag       uint64 `json:"raftLag,omitempty"`
 	// LearnerSince is when the server first saw the member as a learner.
 	LearnerSince time.Time `json:"learnerSince,omitzero"`
 	Error        string    `json:"error,omitempty"`
