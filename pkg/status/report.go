@@ -103,10 +103,10 @@ type Etcd struct {
 
 // Member is one etcd member. The sizes and indexes are its own Status answer; Error says why it gave none.
 type Member struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	Role     string `json:"role"` // leader, follower, learner or unknown
-	PeerURL  string `json:"peerURL"`
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Role    string `json:"role"` // leader, follower, learner or unknown
+	PeerURL string `json:"peerURL"`
 	// The sizes, term and index are absent for a member whose own status is not known (another
 	// member of an embedded cluster, whose client port is private to it): a member that answers
 	// never has a zero index or size.
