@@ -9,6 +9,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/apictl/apictl/pkg/jsonscan"
 )
 
 // The finalizers of the two propagation policies that wait for the collector.
@@ -59,7 +61,7 @@ var errQuickScan = errors.New("not understood by the quick scan")
 
 func quickMeta(value []byte) (*objectMeta, error) {
 	var raw []byte
-	walkObject(value, func(key, val []byte) bool {
+	jsonscan.WalkObject(value, func(key, val []byte) bool {
 		if string(key) == "metadata" {
 			raw = val
 			return false // what follows is not read
@@ -71,7 +73,7 @@ func quickMeta(value []byte) (*objectMeta, error) {
 	}
 	m := &objectMeta{}
 	var err error
-	ok := walkObject(raw, func(key, val []byte) bool {
+	ok := jsonscan.WalkObject(raw, func(key, val []byte) bool {
 		switch string(key) {
 		case "uid":
 			var uid string
@@ -107,116 +109,4 @@ func jsonString(val []byte) (string, error) {
 	var s string
 	err := json.Unmarshal(val, &s)
 	return s, err
-}
-
-// walkObject calls fn with each member of the JSON object data until fn returns false. It reports
-// false when it stopped early or met something it does not understand (a name with escapes,
-// malformed input).
-func walkObject(data []byte, fn func(key, val []byte) bool) bool {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false
-	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return true
-	}
-	for {
-		i = skipSpace(data, i)
-		if i >= len(data) || data[i] != '"' {
-			return false
-		}
-		end, ok := skipString(data, i)
-		if !ok {
-			return false
-		}
-		key := data[i+1 : end-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return false
-		}
-		i = skipSpace(data, end)
-		if i >= len(data) || data[i] != ':' {
-			return false
-		}
-		i = skipSpace(data, i+1)
-		valEnd, ok := skipValue(data, i)
-		if !ok {
-			return false
-		}
-		if !fn(key, data[i:valEnd]) {
-			return false
-		}
-		i = skipSpace(data, valEnd)
-		if i >= len(data) {
-			return false
-		}
-		switch data[i] {
-		case ',':
-			i++
-		case '}':
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\n' || data[i] == '\t' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at data[i] ('"').
-func skipString(data []byte, i int) (int, bool) {
-	for i++; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1, true
-		}
-	}
-	return 0, false
-}
-
-// skipValue returns the index after the value starting at data[i]. Objects and arrays are skipped
-// by counting brackets outside strings; a scalar ends at the next delimiter.
-func skipValue(data []byte, i int) (int, bool) {
-	if i >= len(data) {
-		return 0, false
-	}
-	switch data[i] {
-	case '"':
-		return skipString(data, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(data); i++ {
-			switch data[i] {
-			case '"':
-				end, ok := skipString(data, i)
-				if !ok {
-					return 0, false
-				}
-				i = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1, true
-				}
-			}
-		}
-		return 0, false
-	default:
-		for ; i < len(data); i++ {
-			switch data[i] {
-			case ',', '}', ']', ' ', '\n', '\t', '\r':
-				return i, true
-			}
-		}
-		return i, true
-	}
 }

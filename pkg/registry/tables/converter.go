@@ -27,6 +27,8 @@ type Converter struct {
 	// slice, while its printers and its CRD convertor start from an empty one.
 	nullEmpty bool
 	now       func() time.Time
+	// stored, for a custom resource, reads its rows' cells from stored JSON (AppendStoredRow).
+	stored *storedCells
 }
 
 // cellFunc returns the cells of obj's row, m being obj's metadata and now the time ages run to.
@@ -76,6 +78,9 @@ func New(gv schema.GroupVersion, res *routes.Resource, opts ...Option) (*Convert
 	pc, err := newPathColumns(c.resource, res.PrinterColumns)
 	if err != nil {
 		return nil, err
+	}
+	if res.Custom {
+		c.stored = newStoredCells(pc)
 	}
 	c.columns = pc.definitions()
 	c.newCells = pc.newCells

@@ -194,6 +194,14 @@ func (t *tableListEncoder) tail(buf *bytes.Buffer) { buf.Write(t.after) }
 func (t *tableListEncoder) emptyItems() string     { return t.empty }
 
 func (t *tableListEncoder) item(buf *bytes.Buffer, kv storage.KeyValue) error {
+	if !t.s.store.form.converts(kv.Value) {
+		// A custom resource's row straight from its stored JSON, when it is plain: the same bytes
+		// without decoding the object (see AppendStoredRow).
+		if row, ok := t.b.AppendStoredRow(buf.AvailableBuffer(), kv.Value, kv.ModRevision); ok {
+			buf.Write(row)
+			return nil
+		}
+	}
 	obj, err := t.s.store.decodeStored(kv)
 	if err != nil {
 		return err

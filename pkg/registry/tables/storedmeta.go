@@ -1,0 +1,299 @@
+package tables
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+
+	"github.com/apictl/apictl/pkg/jsonscan"
+)
+
+// The members of ObjectMeta in the order encoding/json writes them, which is how a row's
+// PartialObjectMetadata is written from a stored object's metadata (stored in another order).
+const (
+	metaName = iota
+	metaGenerateName
+	metaNamespace
+	metaSelfLink
+	metaUID
+	metaResourceVersion
+	metaGeneration
+	metaCreationTimestamp
+	metaDeletionTimestamp
+	metaDeletionGracePeriodSeconds
+	metaLabels
+	metaAnnotations
+	metaOwnerReferences
+	metaFinalizers
+	metaManagedFields
+	metaMembers
+)
+
+var metaNames = [metaMembers]string{"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion",
+	"generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
+	"ownerReferences", "finalizers", "managedFields"}
+
+// storedMeta is a stored object's metadata, member by member, as raw JSON.
+type storedMeta struct {
+	raw  [metaMembers][]byte
+	name []byte
+}
+
+// read takes the members of metadata; it fails on a member ObjectMeta does not have.
+func (m *storedMeta) read(metadata []byte) bool {
+	ok := jsonscan.WalkObject(metadata, func(key, val []byte) bool {
+		for i, n := range metaNames {
+			if string(key) == n {
+				m.raw[i] = val
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		return false
+	}
+	if m.raw[metaName] != nil {
+		m.name, ok = jsonscan.PlainString(m.raw[metaName])
+	}
+	return ok
+}
+
+// append writes the metadata as json.Marshal writes the ObjectMeta kube's unstructured getters
+// make of it, with resourceVersion rv: empty members (a zero time too) left out, maps in key order.
+func (m *storedMeta) append(dst []byte, rv int64) ([]byte, bool) {
+	w := memberWriter{dst: append(dst, '{')}
+	ok := true
+	for i := 0; i < metaMembers && ok; i++ {
+		val := m.raw[i]
+		switch i {
+		case metaResourceVersion:
+			w.name(metaNames[i])
+			w.dst = append(w.dst, '"')
+			w.dst = strconv.AppendInt(w.dst, rv, 10)
+			w.dst = append(w.dst, '"')
+		case metaCreationTimestamp, metaDeletionTimestamp:
+			ok = val == nil || w.time(metaNames[i], val)
+		case metaGeneration, metaDeletionGracePeriodSeconds:
+			ok = val == nil || w.int(metaNames[i], val, i == metaGeneration)
+		case metaLabels, metaAnnotations:
+			ok = val == nil || w.stringMap(metaNames[i], val)
+		case metaOwnerReferences:
+			ok = val == nil || w.array(metaNames[i], val, appendOwnerReference)
+		case metaFinalizers:
+			ok = val == nil || w.array(metaNames[i], val, appendPlainString)
+		case metaManagedFields:
+			ok = val == nil || w.array(metaNames[i], val, appendManagedFields)
+		default:
+			ok = val == nil || w.string(metaNames[i], val, true)
+		}
+	}
+	return append(w.dst, '}'), ok
+}
+
+// memberWriter writes the members of one JSON object, commas between them.
+type memberWriter struct {
+	dst  []byte
+	some bool
+}
+
+func (w *memberWriter) name(n string) {
+	if w.some {
+		w.dst = append(w.dst, ',')
+	}
+	w.some = true
+	w.dst = append(w.dst, '"')
+	w.dst = append(w.dst, n...)
+	w.dst = append(w.dst, '"', ':')
+}
+
+// string writes a plain string member, left out when empty if omitEmpty.
+func (w *memberWriter) string(n string, val []byte, omitEmpty bool) bool {
+	s, ok := jsonscan.PlainString(val)
+	if !ok || omitEmpty && len(s) == 0 {
+		return ok
+	}
+	w.name(n)
+	w.dst = appendQuoted(w.dst, s)
+	return true
+}
+
+// int writes an integer member, left out when zero if omitZero.
+func (w *memberWriter) int(n string, val []byte, omitZero bool) bool {
+	v, ok := canonicalInt(val)
+	if !ok || omitZero && v == 0 {
+		return ok
+	}
+	w.name(n)
+	w.dst = append(w.dst, val...)
+	return true
+}
+
+func (w *memberWriter) time(n string, val []byte) bool {
+	if _, ok := canonicalTime(val); !ok {
+		return false
+	}
+	w.name(n)
+	w.dst = append(w.dst, val...)
+	return true
+}
+
+func (w *memberWriter) bool(n string, val []byte) bool {
+	if string(val) != "true" && string(val) != "false" {
+		return false
+	}
+	w.name(n)
+	w.dst = append(w.dst, val...)
+	return true
+}
+
+// stringMap writes a map of plain strings whose keys are stored in encoding/json's order (sorted),
+// left out when empty.
+func (w *memberWriter) stringMap(n string, val []byte) bool {
+	start, some, empty := len(w.dst), w.some, true
+	var last []byte
+	w.name(n)
+	w.dst = append(w.dst, '{')
+	ok := jsonscan.WalkObject(val, func(key, v []byte) bool {
+		s, ok := jsonscan.PlainString(v)
+		if !ok || !jsonscan.Plain(key) || !empty && bytes.Compare(last, key) >= 0 {
+			return false
+		}
+		if !empty {
+			w.dst = append(w.dst, ',')
+		}
+		w.dst = appendQuoted(w.dst, key)
+		w.dst = append(w.dst, ':')
+		w.dst = appendQuoted(w.dst, s)
+		last, empty = key, false
+		return true
+	})
+	return w.close(start, some, '}', empty, ok)
+}
+
+// array writes an array whose elements each appends, left out when empty.
+func (w *memberWriter) array(n string, val []byte, each func(dst, elem []byte) ([]byte, bool)) bool {
+	start, some, empty := len(w.dst), w.some, true
+	w.name(n)
+	w.dst = append(w.dst, '[')
+	ok := jsonscan.WalkArray(val, func(elem []byte) bool {
+		if !empty {
+			w.dst = append(w.dst, ',')
+		}
+		var ok bool
+		w.dst, ok = each(w.dst, elem)
+		empty = false
+		return ok
+	})
+	return w.close(start, some, ']', empty, ok)
+}
+
+// close ends an object or array member, or takes it back when it is empty (omitempty).
+func (w *memberWriter) close(start int, some bool, closing byte, empty, ok bool) bool {
+	if empty {
+		w.dst, w.some = w.dst[:start], some
+		return ok
+	}
+	w.dst = append(w.dst, closing)
+	return ok
+}
+
+func appendPlainString(dst, elem []byte) ([]byte, bool) {
+	s, ok := jsonscan.PlainString(elem)
+	return appendQuoted(dst, s), ok
+}
+
+// appendOwnerReference writes an OwnerReference: apiVersion, kind, name and uid always, controller
+// and blockOwnerDeletion when stored.
+func appendOwnerReference(dst, elem []byte) ([]byte, bool) {
+	var raw [6][]byte
+	names := [6]string{"apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"}
+	if !readMembers(elem, names[:], raw[:]) {
+		return dst, false
+	}
+	w := memberWriter{dst: append(dst, '{')}
+	ok := true
+	for i := 0; i < len(names) && ok; i++ {
+		switch {
+		case i >= 4:
+			ok = raw[i] == nil || w.bool(names[i], raw[i])
+		case raw[i] == nil:
+			w.name(names[i])
+			w.dst = append(w.dst, `""`...)
+		default:
+			ok = w.string(names[i], raw[i], false)
+		}
+	}
+	return append(w.dst, '}'), ok
+}
+
+// appendManagedFields writes a ManagedFieldsEntry, its empty members left out.
+func appendManagedFields(dst, elem []byte) ([]byte, bool) {
+	var raw [7][]byte
+	names := [7]string{"manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource"}
+	if !readMembers(elem, names[:], raw[:]) {
+		return dst, false
+	}
+	w := memberWriter{dst: append(dst, '{')}
+	ok := true
+	for i := 0; i < len(names) && ok; i++ {
+		switch {
+		case raw[i] == nil:
+		case names[i] == "time":
+			ok = w.time(names[i], raw[i])
+		case names[i] == "fieldsV1":
+			if ok = canonicalFields(raw[i]); ok {
+				w.name(names[i])
+				w.dst = append(w.dst, raw[i]...)
+			}
+		default:
+			ok = w.string(names[i], raw[i], true)
+		}
+	}
+	return append(w.dst, '}'), ok
+}
+
+// readMembers takes the members of the object elem into raw by names; it fails on any other.
+func readMembers(elem []byte, names []string, raw [][]byte) bool {
+	return jsonscan.WalkObject(elem, func(key, val []byte) bool {
+		for i, n := range names {
+			if string(key) == n {
+				raw[i] = val
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// canonicalFields reports whether a fieldsV1 set is written as json.Marshal writes it once decoded:
+// objects only, keys plain and sorted, no space.
+func canonicalFields(val []byte) bool {
+	if len(val) < 2 || val[0] != '{' || bytes.ContainsAny(val, " \t\r\n") {
+		return false
+	}
+	var last []byte
+	first := true
+	return jsonscan.WalkObject(val, func(key, v []byte) bool {
+		if !jsonscan.Plain(key) || !first && bytes.Compare(last, key) >= 0 || !canonicalFields(v) {
+			return false
+		}
+		last, first = key, false
+		return true
+	})
+}
+
+// canonicalTime parses a stored time that metav1.Time writes back unchanged: RFC 3339 in UTC, whole
+// seconds, not zero (which it writes as null).
+func canonicalTime(val []byte) (time.Time, bool) {
+	s, ok := jsonscan.PlainString(val)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, string(s))
+	if err != nil || t.IsZero() {
+		return time.Time{}, false
+	}
+	var buf [32]byte
+	return t, bytes.Equal(t.UTC().AppendFormat(buf[:0], time.RFC3339), s)
+}
