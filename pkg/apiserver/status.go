@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apictl/apictl/pkg/controllers/leases"
 	"github.com/apictl/apictl/pkg/flags"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/snapshot"
@@ -80,6 +81,9 @@ func (a *assembly) addStatusEndpoint() error {
 	}
 	src.Etcd = &status.EtcdSource{Client: etcdClient, Endpoint: etcdClient.Endpoints()[0], Embedded: st.embedded != nil,
 		LocalOnly: st.embedded != nil, PeerActive: activePeer}
+	if err := a.addReplicaLeases(&src, etcdClient); err != nil {
+		return err
+	}
 	return errors.Join(
 		s.ServeEndpoint(routes.EndpointStatus, status.NewGatherer(src)),
 		s.AddPostShutdownHook("close-status-etcd-client", func(context.Context) error { return etcdClient.Close() }),
@@ -173,4 +177,45 @@ func (w *watchCaches) watches() int64 {
 		}
 	}
 	return n
+}
+
+// addReplicaLeases keeps this replica's identity Lease and, on an embedded etcd, its member Lease
+// (pkg/controllers/leases), and lets the status read every replica's from an informer: the servers,
+// and the sizes and raft index of the members this one cannot ask.
+func (a *assembly) addReplicaLeases(src *status.Source, etcdClient *clientv3.Client) error {
+	if !servesV1(a.cfg.API, "coordination.k8s.io", "leases") {
+		return nil
+	}
+	lister := a.cl.informers.Coordination().V1().Leases().Lister()
+	cfg := leases.Config{Client: a.cl.kube, Leases: lister, Logger: a.cfg.Logger.With("component", "replica-leases")}
+	src.Servers = func(now time.Time) []string { return leases.Identities(lister, now) }
+	if e := a.st.embedded; e != nil {
+		endpoint := etcdClient.Endpoints()[0]
+		cfg.MemberID = e.MemberID()
+		cfg.Status = func(ctx context.Context) (leases.MemberStatus, error) {
+			ctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			st, err := etcdClient.Status(ctx, endpoint)
+			if err != nil {
+				return leases.MemberStatus{}, err
+			}
+			return leases.MemberStatus{DBSize: st.DbSize, DBInUse: st.DbSizeInUse, RaftTerm: st.RaftTerm, RaftIndex: st.RaftIndex}, nil
+		}
+		src.Etcd.Reported = func(now time.Time) map[uint64]status.ReportedStatus {
+			out := map[uint64]status.ReportedStatus{}
+			for id, m := range leases.Members(lister, now) {
+				out[id] = status.ReportedStatus{DBSize: m.DBSize, DBInUse: m.DBInUse, RaftTerm: m.RaftTerm, RaftIndex: m.RaftIndex, At: m.Reported}
+			}
+			return out
+		}
+	}
+	bg := &a.bg
+	return a.server.AddPostStartHook("start-kube-apiserver-identity-lease-controller", func(ctx context.Context) error {
+		bg.goRun(func() {
+			if err := leases.Run(ctx, cfg); err != nil {
+				cfg.Logger.Error("keeping this replica's Leases", "err", err)
+			}
+		})
+		return nil
+	})
 }

@@ -38,6 +38,16 @@ type EtcdSource struct {
 	// PeerActive, for LocalOnly, says whether this member's raft transport has a live connection to
 	// another (etcd's etcd_network_active_peers); known is false when it cannot say.
 	PeerActive func(local, remote uint64) (active, known bool)
+	// Reported, for LocalOnly, gives the status each member's own replica last reported (its
+	// member Lease), by member ID, for the members this one cannot ask.
+	Reported func(now time.Time) map[uint64]ReportedStatus
+}
+
+// ReportedStatus is a member's status as its replica reported it, and when.
+type ReportedStatus struct {
+	DBSize, DBInUse     int64
+	RaftTerm, RaftIndex uint64
+	At                  time.Time
 }
 
 // learnerClock remembers when each member was first seen as a learner: etcd does not record it.
@@ -117,6 +127,10 @@ func etcdFacts(ctx context.Context, src EtcdSource, learners *learnerClock, now 
 			out.Quota = max(out.Quota, st.DbSizeQuota)
 		}
 	}
+	var reported map[uint64]ReportedStatus
+	if src.Reported != nil {
+		reported = src.Reported(now)
+	}
 	learning := map[uint64]bool{}
 	for i, m := range list.Members {
 		mem := Member{ID: memberID(m.ID), Name: m.Name, Role: RoleFollower}
@@ -140,9 +154,17 @@ func etcdFacts(ctx context.Context, src EtcdSource, learners *learnerClock, now 
 		case src.PeerActive != nil:
 			if active, known := src.PeerActive(local, m.ID); known && !active {
 				mem.Error = "member " + m.Name + "'s peers have no connection to it"
+			} else if r, ok := reported[m.ID]; ok {
+				mem.DBSize, mem.DBInUse, mem.RaftTerm, mem.RaftIndex, mem.ReportedAt = r.DBSize, r.DBInUse, r.RaftTerm, r.RaftIndex, r.At.UTC()
 			}
 		}
 		out.Members = append(out.Members, mem)
+	}
+	for i := range out.Members {
+		// A reported index is up to a renewal old: it may trail the newest by that much.
+		if m := &out.Members[i]; !m.ReportedAt.IsZero() && newest > m.RaftIndex {
+			m.Lag = newest - m.RaftIndex
+		}
 	}
 	learners.forget(learning)
 	if leader != 0 {

@@ -42,6 +42,8 @@ type Source struct {
 	LeaseName string
 	// Identity is this server's leader election identity.
 	Identity string
+	// Servers are the holders of the identity Leases that have not expired.
+	Servers func(now time.Time) []string
 	// Resources reports the served API's size and each stored resource's objects and bytes, from
 	// the watch caches: nothing is listed.
 	Resources func() (groups, resources int, sizes []ResourceSize)
@@ -165,6 +167,10 @@ func (g *Gatherer) controllers(ctx context.Context) *Controllers {
 	c := &Controllers{Lease: g.src.LeaseName}
 	if g.src.Identity != "" {
 		c.Replicas = []string{g.src.Identity}
+	}
+	if g.src.Servers != nil {
+		c.Servers = g.src.Servers(time.Now())
+		slices.Sort(c.Servers)
 	}
 	if g.src.Lease == nil {
 		return c

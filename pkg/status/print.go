@@ -141,8 +141,12 @@ func etcdTable(e *Etcd, now time.Time) output.Table {
 		if e.Quota > 0 {
 			used = fmt.Sprintf("%.0f%%", 100*float64(m.DBSize)/float64(e.Quota))
 		}
+		state := orDash(strings.Join(alarms, ","))
+		if !m.ReportedAt.IsZero() && len(alarms) == 0 {
+			state = "reported " + Age(now.Sub(m.ReportedAt)) + " ago"
+		}
 		t.Rows = append(t.Rows, []string{m.Name, m.ID, role, m.PeerURL, Bytes(m.DBSize), Bytes(m.DBInUse), used,
-			strconv.FormatUint(m.RaftIndex, 10), strconv.FormatUint(m.Lag, 10), orDash(strings.Join(alarms, ","))})
+			strconv.FormatUint(m.RaftIndex, 10), strconv.FormatUint(m.Lag, 10), state})
 	}
 	return t
 }
@@ -174,9 +178,10 @@ func certificatesTable(certs []Certificate, now time.Time) output.Table {
 }
 
 func controllersTable(c *Controllers, now time.Time) output.Table {
-	t := output.Table{Title: "CONTROLLERS", Header: []string{"LEASE", "HOLDER", "SINCE", "RENEWED", "REPLICAS"}}
+	t := output.Table{Title: "CONTROLLERS", Header: []string{"LEASE", "HOLDER", "SINCE", "RENEWED", "REPLICAS", "SERVERS"}}
+	servers := orDash(strings.Join(c.Servers, ","))
 	if c.Lease == "" {
-		t.Rows = append(t.Rows, []string{"- (no leader election)", "this server", "-", "-", orDash(strings.Join(c.Replicas, ","))})
+		t.Rows = append(t.Rows, []string{"- (no leader election)", "this server", "-", "-", orDash(strings.Join(c.Replicas, ",")), servers})
 		return t
 	}
 	since, renewed := "-", "-"
@@ -190,7 +195,7 @@ func controllersTable(c *Controllers, now time.Time) output.Table {
 	if c.Error != "" {
 		holder = "unknown: " + c.Error
 	}
-	t.Rows = append(t.Rows, []string{c.Lease, holder, since, renewed, orDash(strings.Join(c.Replicas, ","))})
+	t.Rows = append(t.Rows, []string{c.Lease, holder, since, renewed, orDash(strings.Join(c.Replicas, ",")), servers})
 	return t
 }
 

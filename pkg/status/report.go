@@ -107,9 +107,9 @@ type Member struct {
 	Name    string `json:"name"`
 	Role    string `json:"role"` // leader, follower, learner or unknown
 	PeerURL string `json:"peerURL"`
-	// The sizes, term and index are absent for a member whose own status is not known (another
-	// member of an embedded cluster, whose client port is private to it): a member that answers
-	// never has a zero index or size.
+	// The sizes, term and index are absent for a member whose status is not known (another member
+	// of an embedded cluster, whose client port is private to it, that has not reported through its
+	// Lease): a member that answers never has a zero index or size.
 	DBSize   int64  `json:"dbSizeBytes,omitempty"`
 	DBInUse  int64  `json:"dbSizeInUseBytes,omitempty"`
 	RaftTerm uint64 `json:"raftTerm,omitempty"`
@@ -117,6 +117,9 @@ type Member struct {
 	// (absent when 0).
 	RaftIndex uint64 `json:"raftIndex,omitempty"`
 	Lag       uint64 `json:"raftLag,omitempty"`
+	// ReportedAt is set when the sizes, term and index are not the member's answer to this server
+	// but what its own replica last reported, at that time (its member Lease, renewed every 10 s).
+	ReportedAt time.Time `json:"reportedAt,omitzero"`
 	// LearnerSince is when the server first saw the member as a learner.
 	LearnerSince time.Time `json:"learnerSince,omitzero"`
 	Error        string    `json:"error,omitempty"`
@@ -179,6 +182,9 @@ type Controllers struct {
 	Duration int64     `json:"leaseDurationSeconds,omitempty"`
 	// Replicas are the servers' identities that compete for the Lease, as far as they are known.
 	Replicas []string `json:"replicas,omitempty"`
+	// Servers are the holders of the servers' identity Leases (kube-system/apiserver-<hash>, one per
+	// host, as kube-apiserver keeps them).
+	Servers []string `json:"servers,omitempty"`
 	Error    string   `json:"error,omitempty"`
 }
 

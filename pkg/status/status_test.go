@@ -23,7 +23,7 @@ func fixedReport() *Report {
 				{ID: "8e9e05c52164694d", Name: "node-a", Role: RoleLeader, PeerURL: "https://10.0.0.1:2380", DBSize: 90 << 20, DBInUse: 88 << 20, RaftTerm: 2, RaftIndex: 1204},
 				{ID: "91bc3c398fb3c146", Name: "node-b", Role: RoleFollower, PeerURL: "https://10.0.0.2:2380", Error: "context deadline exceeded"},
 				{ID: "fd422379fda50e48", Name: "node-c", Role: RoleLearner, PeerURL: "https://10.0.0.3:2380", DBSize: 20 << 20, DBInUse: 19 << 20,
-					RaftTerm: 2, RaftIndex: 1100, Lag: 104, LearnerSince: now.Add(-7 * time.Minute)},
+					RaftTerm: 2, RaftIndex: 1100, Lag: 104, LearnerSince: now.Add(-7 * time.Minute), ReportedAt: now.Add(-6 * time.Second)},
 			},
 			Alarms: []Alarm{{Member: "8e9e05c52164694d", Type: "NOSPACE"}}},
 		Snapshots: &Snapshots{Scheduled: true, Schedule: "0 */12 * * *", Dir: "/var/lib/apictl/snapshots", Interval: 12 * 3600,
@@ -35,7 +35,8 @@ func fixedReport() *Report {
 			{Name: "front-proxy-client", Path: "pki/front-proxy-client.crt", Subject: "CN=front-proxy-client", NotAfter: now.Add(-time.Hour), Status: "expired"},
 		},
 		Controllers: &Controllers{Lease: "kube-system/apictl-controllers", Holder: "node-a_1b4e", Since: now.Add(-25 * time.Hour),
-			Renewed: now.Add(-2 * time.Second), Duration: 15, Replicas: []string{"node-a_1b4e", "node-b_77c2"}},
+			Renewed: now.Add(-2 * time.Second), Duration: 15, Replicas: []string{"node-a_1b4e", "node-b_77c2"},
+			Servers: []string{"apiserver-2tq3h7xkvwbkprfzxb3qkvx6ye_0b9e", "apiserver-tmqvgcxoj3uwiqdm7bonk3zs4a_55aa"}},
 		API: &API{Groups: 21, Resources: 58, Objects: 1042, Bytes: 3 << 20, Largest: []ResourceSize{
 			{Resource: "configmaps", Objects: 900, Bytes: 2 << 20}, {Resource: "secrets", Objects: 100, Bytes: 1 << 19}}},
 		Load: &Load{InFlight: map[string]int64{"readOnly": 3, "mutating": 1},

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os/exec"
@@ -56,13 +57,34 @@ func TestStatusEmbeddedCluster(t *testing.T) {
 	c.startReady(t, "--join", b.joinURL(), "--join-token", b.token(t))
 	dataDir := filepath.Join(a.dir, "apictl.local")
 
+	// The other two members' sizes and indexes come from their replicas' member Leases, renewed
+	// every 10 s: this member cannot ask them.
 	out := waitStatus(t, dataDir, 0, "no warnings, no problems")
+	for deadline := time.Now().Add(40 * time.Second); strings.Count(out, "\treported ") < 2 && time.Now().Before(deadline); {
+		time.Sleep(time.Second)
+		out = waitStatus(t, dataDir, 0, "no warnings, no problems")
+	}
 	t.Logf("three members:\n%s", out)
 	if n := strings.Count(out, "\netcd\t"); n != 3 {
 		t.Errorf("%d etcd rows, want 3:\n%s", n, out)
 	}
+	if n := strings.Count(out, "\treported "); n != 2 || strings.Contains(out, "\t-\t-\t-\t-\t-\t") {
+		t.Errorf("%d members with reported sizes, want the 2 this one cannot ask, and no member without sizes:\n%s", n, out)
+	}
 	_, js := apictlStatus(t, dataDir, "-o", "json")
 	t.Logf("three members, -o json:\n%s", js)
+	var report struct {
+		Controllers struct {
+			Servers []string `json:"servers"`
+		} `json:"controllers"`
+	}
+	if err := json.Unmarshal([]byte(js), &report); err != nil {
+		t.Fatal(err)
+	}
+	// kube-apiserver's identity Lease is one per host: the three replicas share it.
+	if s := report.Controllers.Servers; len(s) != 1 || !strings.HasPrefix(s[0], "apiserver-") {
+		t.Errorf("servers %q, want the one identity Lease of this host, apiserver-<hash>_<uuid>", s)
+	}
 
 	c.kill(t)
 	out = waitStatus(t, dataDir, 1, "does not answer: member ")

@@ -310,3 +310,6 @@ func (s *Server) WaitLeader(ctx context.Context) error {
 		}
 	}
 }
+
+// MemberID is this member's ID in the cluster.
+func (s *Server) MemberID() uint64 { return uint64(s.etcd.Server.MemberID()) }
