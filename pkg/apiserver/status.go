@@ -79,7 +79,7 @@ func (a *assembly) addStatusEndpoint() error {
 	if err != nil {
 		return err
 	}
-	src.Etcd = &status.EtcdSource{Client: etcdClient, Endpoint: etcdClient.Endpoints()[0], Embedded: st.embedded != nil,
+	src.Etcd = &status.EtcdSource{Client: etcdClient, Endpoints: etcdClient.Endpoints(), Embedded: st.embedded != nil,
 		LocalOnly: st.embedded != nil, PeerActive: activePeer}
 	if err := a.addReplicaLeases(&src, etcdClient); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -30,9 +31,11 @@ var _ Maintenance = (*clientv3.Client)(nil)
 // EtcdSource says how to ask etcd about its members.
 type EtcdSource struct {
 	Client Maintenance
-	// Endpoint is the member Client reaches. When LocalOnly, it is the only member whose Status can be
-	// asked: apictl's private embedded etcd listens for clients on loopback, with a CA of its own.
-	Endpoint  string
+	// Endpoints are the URLs Client reaches etcd at (--etcd-servers, or the embedded member's). Each
+	// is asked for its member's status, whatever URL that member advertises. When LocalOnly, the
+	// member behind them is the only one whose Status can be asked: apictl's private embedded etcd
+	// listens for clients on loopback, with a CA of its own.
+	Endpoints []string
 	LocalOnly bool
 	Embedded  bool
 	// PeerActive, for LocalOnly, says whether this member's raft transport has a live connection to
@@ -94,29 +97,17 @@ func etcdFacts(ctx context.Context, src EtcdSource, learners *learnerClock, now 
 	}
 	ctx, cancel := context.WithTimeout(ctx, memberTimeout)
 	defer cancel()
-	statuses := make([]*clientv3.StatusResponse, len(list.Members))
-	errs := make([]error, len(list.Members))
-	var wg sync.WaitGroup
 	var local uint64
 	if list.Header != nil {
 		local = list.Header.MemberId
 	}
-	for i, m := range list.Members {
-		endpoint := ""
-		switch {
-		case src.LocalOnly && m.ID == local:
-			endpoint = src.Endpoint
-		case !src.LocalOnly && len(m.ClientURLs) > 0:
-			endpoint = m.ClientURLs[0]
-		}
-		if endpoint == "" {
-			continue
-		}
-		wg.Go(func() {
-			statuses[i], errs[i] = src.Client.Status(ctx, endpoint)
-		})
-	}
-	alarms, alarmErr := src.Client.AlarmList(ctx)
+	var (
+		alarms   *clientv3.AlarmResponse
+		alarmErr error
+		wg       sync.WaitGroup
+	)
+	wg.Go(func() { alarms, alarmErr = src.Client.AlarmList(ctx) })
+	statuses, errs := memberStatuses(ctx, src, list.Members, local)
 	wg.Wait()
 
 	var leader, newest uint64
@@ -184,3 +175,51 @@ func etcdFacts(ctx context.Context, src EtcdSource, learners *learnerClock, now 
 
 // memberID spells a member ID as etcdctl does: hex.
 func memberID(id uint64) string { return strconv.FormatUint(id, 16) }
+
+// memberStatuses asks, all at once, each endpoint the server uses and (unless LocalOnly) each
+// member at the client URL it advertises, and gives each member the answer that names it. A member
+// advertises what it was told to, which need not be how this server reaches it (a loopback address
+// or port 0 behind a proxy); the endpoints the server uses answer for their members whatever they
+// advertise. A member no route answered for gets the error of the URL that is known to be its own:
+// the one it advertises, or, when LocalOnly, the server's endpoint (local is its ID).
+func memberStatuses(ctx context.Context, src EtcdSource, members []*etcdserverpb.Member, local uint64) ([]*clientv3.StatusResponse, []error) {
+	type answer struct {
+		member int // the member the URL is known to reach, or -1
+		st     *clientv3.StatusResponse
+		err    error
+	}
+	var asks []answer
+	var urls []string
+	for _, ep := range src.Endpoints {
+		member := slices.IndexFunc(members, func(m *etcdserverpb.Member) bool {
+			return src.LocalOnly && m.ID == local || len(m.ClientURLs) > 0 && m.ClientURLs[0] == ep
+		})
+		asks, urls = append(asks, answer{member: member}), append(urls, ep)
+	}
+	for i, m := range members {
+		// Port 0 is what a member advertises before it knows its port: nothing to dial.
+		if !src.LocalOnly && len(m.ClientURLs) > 0 && !slices.Contains(src.Endpoints, m.ClientURLs[0]) && !strings.HasSuffix(m.ClientURLs[0], ":0") {
+			asks, urls = append(asks, answer{member: i}), append(urls, m.ClientURLs[0])
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range asks {
+		wg.Go(func() { asks[i].st, asks[i].err = src.Client.Status(ctx, urls[i]) })
+	}
+	wg.Wait()
+	statuses, errs := make([]*clientv3.StatusResponse, len(members)), make([]error, len(members))
+	for _, a := range asks {
+		if a.err != nil || a.st == nil || a.st.Header == nil {
+			if a.member >= 0 && statuses[a.member] == nil {
+				errs[a.member] = a.err
+			}
+			continue
+		}
+		for i, m := range members {
+			if m.ID == a.st.Header.MemberId {
+				statuses[i], errs[i] = a.st, nil
+			}
+		}
+	}
+	return statuses, errs
+}
