@@ -185,7 +185,7 @@ type Controllers struct {
 	// Servers are the holders of the servers' identity Leases (kube-system/apiserver-<hash>, one per
 	// host, as kube-apiserver keeps them).
 	Servers []string `json:"servers,omitempty"`
-	Error    string   `json:"error,omitempty"`
+	Error   string   `json:"error,omitempty"`
 }
 
 // API is what the server serves, from its watch caches: no LIST is made.

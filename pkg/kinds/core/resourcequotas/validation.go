@@ -7,6 +7,8 @@ package resourcequotas
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,10 +41,13 @@ func validateStatus(status *corev1.ResourceQuotaStatus, fld *field.Path) field.E
 	return append(errs, validateResourceList(status.Used, fld.Child("used"))...)
 }
 
-// validateResourceList checks each name and quantity of a quota's list.
+// validateResourceList checks each name and quantity of a quota's list. kube ranges over the map, in
+// Go's random order; apictl goes by name, one of kube's orders, so that an answer does not change
+// between two identical requests.
 func validateResourceList(list corev1.ResourceList, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for k, v := range list {
+	for _, k := range slices.Sorted(maps.Keys(list)) {
+		v := list[k]
 		p := fld.Key(string(k))
 		errs = append(errs, validateQuotaResourceName(k, p)...)
 		errs = append(errs, validateQuantityValue(k, v, p)...)
