@@ -1,14 +1,13 @@
 package tables
 
 import (
-	"bytes"
-	"strconv"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/apictl/apictl/pkg/jsonscan"
+	"github.com/apictl/apictl/pkg/metajson"
 )
 
 // storedCells says how a custom resource's cells are read from its stored JSON: by plain field paths
@@ -74,36 +73,27 @@ func (b *Builder) AppendStoredRow(dst, stored []byte, resourceVersion int64) ([]
 	if sc == nil || (b.opts.IncludeObject != "" && b.opts.IncludeObject != metav1.IncludeMetadata) {
 		return dst, false
 	}
-	var metadata []byte
-	if !jsonscan.WalkObject(stored, func(key, val []byte) bool {
-		if string(key) == "metadata" {
-			metadata = val
-		}
-		return true
-	}) || metadata == nil {
-		return dst, false
-	}
-	var m storedMeta
-	if !m.read(metadata) {
+	var m metajson.Meta
+	if !m.Read(stored) {
 		return dst, false
 	}
 	start := len(dst)
 	dst = append(dst, `{"cells":[`...)
-	dst, ok := b.appendStoredCells(dst, sc, stored, m.name)
+	dst, ok := b.appendStoredCells(dst, sc, stored, m.Name)
 	if !ok {
 		return dst[:start], false
 	}
 	dst = append(dst, `],"object":{"kind":"PartialObjectMetadata","apiVersion":"`...)
 	dst = append(dst, b.opts.apiVersion()...)
 	dst = append(dst, `","metadata":`...)
-	if dst, ok = m.append(dst, resourceVersion); !ok {
+	if dst, ok = m.Append(dst, resourceVersion); !ok {
 		return dst[:start], false
 	}
 	return append(dst, "}}"...), true
 }
 
 func (b *Builder) appendStoredCells(dst []byte, sc *storedCells, stored, name []byte) ([]byte, bool) {
-	dst = appendQuoted(dst, name)
+	dst = metajson.AppendQuoted(dst, name)
 	for i, path := range sc.paths {
 		dst = append(dst, ',')
 		val, found, ok := lookup(stored, path)
@@ -125,7 +115,7 @@ func (b *Builder) appendStoredCells(dst []byte, sc *storedCells, stored, name []
 func appendStoredCell(dst []byte, typ string, val []byte, now time.Time) ([]byte, bool) {
 	switch typ {
 	case "integer":
-		if _, ok := canonicalInt(val); ok {
+		if _, ok := metajson.CanonicalInt(val); ok {
 			return append(dst, val...), true
 		}
 	case "boolean":
@@ -134,7 +124,7 @@ func appendStoredCell(dst []byte, typ string, val []byte, now time.Time) ([]byte
 		}
 	case "string":
 		if s, ok := jsonscan.PlainString(val); ok {
-			return appendQuoted(dst, s), true
+			return metajson.AppendQuoted(dst, s), true
 		}
 	case "date":
 		if s, ok := jsonscan.PlainString(val); ok {
@@ -171,20 +161,4 @@ func lookup(data []byte, path []string) (val []byte, found, ok bool) {
 		val = next
 	}
 	return val, true, true
-}
-
-func appendQuoted(dst, plain []byte) []byte {
-	dst = append(dst, '"')
-	dst = append(dst, plain...)
-	return append(dst, '"')
-}
-
-// canonicalInt parses an integer written as encoding/json writes an int64.
-func canonicalInt(val []byte) (int64, bool) {
-	n, err := strconv.ParseInt(string(val), 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	var buf [20]byte
-	return n, bytes.Equal(strconv.AppendInt(buf[:0], n, 10), val)
 }

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/apictl/apictl/pkg/metajson"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -105,8 +106,8 @@ func (*partialListEncoder) emptyItems() string     { return "null" }
 
 // appendPartial appends a stored object's PartialObjectMetadata at version to dst. A built-in
 // object is stored as its Go type encodes it, so its metadata is already ObjectMeta's JSON: it is
-// copied out with its resourceVersion spliced in, without decoding. A custom resource's (stored with
-// sorted keys) is decoded and encoded in ObjectMeta's order, as kube does.
+// copied out with its resourceVersion spliced in, without decoding. A custom resource's, stored with
+// sorted keys, is written in ObjectMeta's order, as kube's decoding and encoding write it.
 func (s *scope) appendPartial(dst []byte, kv storage.KeyValue, version string) ([]byte, error) {
 	if !s.res.Custom {
 		obj, err := storage.AppendWithResourceVersion(nil, kv)
@@ -118,6 +119,17 @@ func (s *scope) appendPartial(dst []byte, kv storage.KeyValue, version string) (
 			dst = append(dst, meta...)
 			return append(dst, '}'), nil
 		}
+	}
+	// A custom resource's (stored with sorted keys) is written in ObjectMeta's order from the stored
+	// JSON when its metadata is plain, the bytes decoding and encoding would give (metajson).
+	var m metajson.Meta
+	if m.Read(kv.Value) {
+		start := len(dst)
+		dst = append(dst, `{"kind":"`+partialObject+`","apiVersion":"`+metav1.GroupName+"/"+version+`","metadata":`...)
+		if out, ok := m.Append(dst, kv.ModRevision); ok {
+			return append(out, '}'), nil
+		}
+		dst = dst[:start]
 	}
 	p, err := partialMetadata(kv, version)
 	if err != nil {
