@@ -222,54 +222,63 @@ func appendPlainString(dst, elem []byte) ([]byte, bool) {
 	return AppendQuoted(dst, s), ok
 }
 
+var (
+	ownerReferenceNames = []string{"apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"}
+	managedFieldsNames  = []string{"manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource"}
+)
+
 // appendOwnerReference writes an OwnerReference: apiVersion, kind, name and uid always, controller
 // and blockOwnerDeletion when stored.
 func appendOwnerReference(dst, elem []byte) ([]byte, bool) {
-	var raw [6][]byte
-	names := [6]string{"apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"}
-	if !readMembers(elem, names[:], raw[:]) {
-		return dst, false
-	}
-	w := memberWriter{dst: append(dst, '{')}
-	ok := true
-	for i := 0; i < len(names) && ok; i++ {
+	return appendMembers(dst, elem, ownerReferenceNames, func(w *memberWriter, i int, raw []byte) bool {
 		switch {
 		case i >= 4:
-			ok = raw[i] == nil || w.bool(names[i], raw[i])
-		case raw[i] == nil:
-			w.name(names[i])
+			return raw == nil || w.bool(ownerReferenceNames[i], raw)
+		case raw == nil:
+			w.name(ownerReferenceNames[i])
 			w.dst = append(w.dst, `""`...)
-		default:
-			ok = w.string(names[i], raw[i], false)
+			return true
 		}
-	}
-	return append(w.dst, '}'), ok
+		return w.string(ownerReferenceNames[i], raw, false)
+	})
 }
 
 // appendManagedFields writes a ManagedFieldsEntry, its empty members left out.
 func appendManagedFields(dst, elem []byte) ([]byte, bool) {
-	var raw [7][]byte
-	names := [7]string{"manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource"}
-	if !readMembers(elem, names[:], raw[:]) {
+	return appendMembers(dst, elem, managedFieldsNames, func(w *memberWriter, i int, raw []byte) bool {
+		switch name := managedFieldsNames[i]; {
+		case raw == nil:
+			return true
+		case name == "time":
+			return w.time(name, raw)
+		case name == "fieldsV1":
+			if !canonicalFields(raw) {
+				return false
+			}
+			w.name(name)
+			w.dst = append(w.dst, raw...)
+			return true
+		default:
+			return w.string(name, raw, true)
+		}
+	})
+}
+
+// appendMembers writes the object elem, whose members may only be names, one member at a time in
+// the order of names (member is given each one's raw value, nil when absent).
+func appendMembers(dst, elem []byte, names []string, member func(w *memberWriter, i int, raw []byte) bool) ([]byte, bool) {
+	var buf [8][]byte
+	raw := buf[:len(names)]
+	if !readMembers(elem, names, raw) {
 		return dst, false
 	}
 	w := memberWriter{dst: append(dst, '{')}
-	ok := true
-	for i := 0; i < len(names) && ok; i++ {
-		switch {
-		case raw[i] == nil:
-		case names[i] == "time":
-			ok = w.time(names[i], raw[i])
-		case names[i] == "fieldsV1":
-			if ok = canonicalFields(raw[i]); ok {
-				w.name(names[i])
-				w.dst = append(w.dst, raw[i]...)
-			}
-		default:
-			ok = w.string(names[i], raw[i], true)
+	for i := range names {
+		if !member(&w, i, raw[i]) {
+			return w.dst, false
 		}
 	}
-	return append(w.dst, '}'), ok
+	return append(w.dst, '}'), true
 }
 
 // readMembers takes the members of the object elem into raw by names; it fails on any other.
