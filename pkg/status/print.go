@@ -112,7 +112,8 @@ func etcdTable(e *Etcd, now time.Time) output.Table {
 	if e.Quota > 0 {
 		title += ", quota " + Bytes(e.Quota)
 	}
-	t := output.Table{Title: title, Header: []string{"MEMBER", "ID", "ROLE", "PEER URL", "DB SIZE", "IN USE", "QUOTA USED", "RAFT INDEX", "LAG", "ALARMS"}}
+	// STATE is the member's alarms, "unreachable", or how old the sizes its replica reported are.
+	t := output.Table{Title: title, Header: []string{"MEMBER", "ID", "ROLE", "PEER URL", "DB SIZE", "IN USE", "QUOTA USED", "RAFT INDEX", "LAG", "STATE"}}
 	if e.Error != "" {
 		t.Rows = append(t.Rows, []string{"-", "-", RoleUnknown, "-", "-", "-", "-", "-", "-", e.Error})
 		return t
