@@ -3,7 +3,9 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apictl/apictl/internal/servertest"
+	"github.com/apictl/apictl/pkg/flags"
 	"github.com/apictl/apictl/pkg/status"
 )
 
@@ -66,6 +69,7 @@ func TestStatusWithoutServer(t *testing.T) {
 func TestStatusAgainstServer(t *testing.T) {
 	t.Setenv(servertest.EnvAuthorizationMode, "")
 	s := servertest.Start(t)
+	waitForControllersLease(t, s)
 	code, out, stderr := run(t, true, "status", "--kubeconfig", s.AdminKubeconfig)
 	if code != status.ExitHealthy {
 		t.Errorf("exit %d, want 0\n%s%s", code, out, stderr)
@@ -88,5 +92,32 @@ func TestStatusAgainstServer(t *testing.T) {
 		Streams{In: strings.NewReader(""), Out: &b, ErrOut: &b})
 	if n := strings.Count(b.String(), `"apiVersion": "apictl.io/v1"`); code != status.ExitHealthy || n < 2 {
 		t.Errorf("--watch for 2.5s every 500ms: exit %d, %d reports:\n%.2000s", code, n, b.String())
+	}
+}
+
+// waitForControllersLease waits until a replica holds the controllers' Lease. Ready does not wait for
+// it (kube's /readyz has no leader-election check either), and until it is held status rightly warns.
+func waitForControllersLease(t *testing.T, s *servertest.Server) {
+	t.Helper()
+	c, err := s.HTTPClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := s.SecureURL + "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/" + flags.DefaultLeaderElectionLease
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := c.Get(url)
+		last := fmt.Sprint(err)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+			last = resp.Status
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no replica took the controllers' Lease within a minute: GET %s: %s", url, last)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
