@@ -7,7 +7,6 @@ import (
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	apiserverstorage "k8s.io/apiserver/pkg/storage"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	fcmetrics "k8s.io/apiserver/pkg/util/flowcontrol/metrics"
@@ -71,7 +70,8 @@ func (a *assembly) addPriorityAndFairness() error {
 	s.AddMetrics(flowcontrolMetrics{})
 	estimate := flowcontrolrequest.NewWorkEstimator(caches.objectStats, fc.GetInterestedWatchCount,
 		flowcontrolrequest.DefaultWorkEstimatorConfig(), fc.GetMaxSeats)
-	if err := s.SetRequestLimit(filters.WithPriorityAndFairness(fc, estimate, cfg.RequestTimeout/4)); err != nil {
+	apf := filters.NewPriorityAndFairness(fc, estimate, cfg.RequestTimeout/4, s.RequestMetrics())
+	if err := s.SetRequestLimit(apf.Wrap); err != nil {
 		return err
 	}
 	if err := s.AddPostStartHook("priority-and-fairness-config-consumer", func(ctx context.Context) error {
@@ -81,7 +81,7 @@ func (a *assembly) addPriorityAndFairness() error {
 		return err
 	}
 	return s.AddPostStartHook("priority-and-fairness-filter", func(ctx context.Context) error {
-		genericfilters.StartPriorityAndFairnessWatermarkMaintenance(ctx.Done())
+		bg.goRun(func() { apf.Run(ctx) })
 		return nil
 	})
 }

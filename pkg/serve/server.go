@@ -109,6 +109,9 @@ func (c CompletedConfig) New() (*Server, error) {
 	return s, nil
 }
 
+// RequestMetrics are the server's request metrics, for a request limit set by SetRequestLimit.
+func (s *Server) RequestMetrics() *filters.Metrics { return s.metrics }
+
 // Registry is the server's Prometheus registry, for components that export their own metrics.
 func (s *Server) Registry() prometheus.Registerer { return s.registry }
 

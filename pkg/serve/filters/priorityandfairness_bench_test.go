@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 	apiserverstorage "k8s.io/apiserver/pkg/storage"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
@@ -20,51 +22,71 @@ import (
 	"github.com/apictl/apictl/pkg/serve/request"
 )
 
-// BenchmarkPriorityAndFairness is what the APF filter costs a GET, over a handler that does
-// nothing, with kube's bootstrap configuration: an exempt user (system:masters) and one that
-// global-default takes. The bench harness's GET rows pay it on every request.
-func BenchmarkPriorityAndFairness(b *testing.B) {
+// newTestPriorityAndFairness runs k8s.io/apiserver's APF controller on kube's bootstrap
+// configuration, held by a fake clientset, until the test ends, and returns the filter over it.
+func newTestPriorityAndFairness(tb testing.TB) (*PriorityAndFairness, *prometheus.Registry) {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	client := fake.NewSimpleClientset()
+	// The fake clientset gives no UIDs, and the filter's headers name them.
 	for _, pl := range append(bootstrap.MandatoryPriorityLevelConfigurations, bootstrap.SuggestedPriorityLevelConfigurations...) {
+		pl = pl.DeepCopy()
+		pl.UID = types.UID("pl-" + pl.Name)
 		if _, err := client.FlowcontrolV1().PriorityLevelConfigurations().Create(ctx, pl, metav1.CreateOptions{}); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	for _, fs := range append(bootstrap.MandatoryFlowSchemas, bootstrap.SuggestedFlowSchemas...) {
+		fs = fs.DeepCopy()
+		fs.UID = types.UID("fs-" + fs.Name)
 		if _, err := client.FlowcontrolV1().FlowSchemas().Create(ctx, fs, metav1.CreateOptions{}); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	fcmetrics.Register()
 	fc := utilflowcontrol.New(factory, client.FlowcontrolV1(), 600)
 	factory.Start(ctx.Done())
-	defer factory.Shutdown()
-	fsInformer := factory.Flowcontrol().V1().FlowSchemas().Informer()
-	if !cache.WaitForCacheSync(ctx.Done(), fsInformer.HasSynced, factory.Flowcontrol().V1().PriorityLevelConfigurations().Informer().HasSynced) {
-		b.Fatal("informers did not sync")
-	}
 	done := make(chan struct{})
+	tb.Cleanup(func() { cancel(); <-done; factory.Shutdown() })
+	if !cache.WaitForCacheSync(ctx.Done(), factory.Flowcontrol().V1().FlowSchemas().Informer().HasSynced,
+		factory.Flowcontrol().V1().PriorityLevelConfigurations().Informer().HasSynced) {
+		tb.Fatal("informers did not sync")
+	}
 	go func() { defer close(done); _ = fc.Run(ctx.Done()) }()
-	defer func() { cancel(); <-done }()
 	time.Sleep(500 * time.Millisecond) // the controller digests the configuration
 	estimate := flowcontrolrequest.NewWorkEstimator(func(string) (apiserverstorage.Stats, error) {
 		return apiserverstorage.Stats{}, flowcontrolrequest.ObjectCountNotFoundErr
-	},
-		fc.GetInterestedWatchCount, flowcontrolrequest.DefaultWorkEstimatorConfig(), fc.GetMaxSeats)
-	h := WithPriorityAndFairness(fc, estimate, time.Minute)(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	}, fc.GetInterestedWatchCount, flowcontrolrequest.DefaultWorkEstimatorConfig(), fc.GetMaxSeats)
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return NewPriorityAndFairness(fc, estimate, time.Minute, m), reg
+}
+
+// apfRequest makes a request as u, with the context the filters before APF give it.
+func newAPFRequest(u *request.User, method, target string) *http.Request {
+	r := httptest.NewRequest(method, target, nil)
+	return r.WithContext(request.WithRequestInfo(request.WithUser(r.Context(), u), request.NewRequestInfo(r)))
+}
+
+var (
+	apfAdmin = &request.User{Name: "admin", Groups: []string{request.GroupMasters, request.GroupAuthenticated}}
+	apfAlice = &request.User{Name: "alice", Groups: []string{request.GroupAuthenticated}}
+)
+
+// BenchmarkPriorityAndFairness is what the APF filter costs a GET, over a handler that does
+// nothing, with kube's bootstrap configuration: an exempt user (system:masters) and one that
+// global-default takes. The bench harness's GET rows pay it on every request.
+func BenchmarkPriorityAndFairness(b *testing.B) {
+	apf, _ := newTestPriorityAndFairness(b)
+	h := apf.Wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
 	}))
-	for _, u := range []*request.User{
-		{Name: "admin", Groups: []string{request.GroupMasters, request.GroupAuthenticated}},
-		{Name: "alice", Groups: []string{request.GroupAuthenticated}},
-	} {
+	for _, u := range []*request.User{apfAdmin, apfAlice} {
 		b.Run(u.Name, func(b *testing.B) {
-			r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/default/configmaps/x", nil)
-			rctx := request.WithRequestInfo(request.WithUser(r.Context(), u), request.NewRequestInfo(r))
-			r = r.WithContext(rctx)
+			r := newAPFRequest(u, http.MethodGet, "/api/v1/namespaces/default/configmaps/x")
 			b.ReportAllocs()
 			for b.Loop() {
 				w := httptest.NewRecorder()
