@@ -1,9 +1,7 @@
 package registry
 
 import (
-	"encoding/json"
 	"fmt"
-	"reflect"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
-
-	"github.com/apictl/apictl/pkg/kinds/validation"
 )
 
 // builtinRules returns the rules of a built-in kind and, when it differs from DNS subdomains, its
@@ -44,8 +40,6 @@ func builtinRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.Validat
 // coreRules returns the rules of the kinds of k8s.io/api.
 func coreRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.ValidateNameFunc, bool) {
 	switch gvk {
-	case corev1.SchemeGroupVersion.WithKind("Secret"):
-		return secretRules{}, nil, true
 	case corev1.SchemeGroupVersion.WithKind("Namespace"):
 		return namespaceRules{}, apivalidation.NameIsDNSLabel, true
 	case corev1.SchemeGroupVersion.WithKind("ServiceAccount"):
@@ -83,102 +77,6 @@ func (noRules) prepareCreate(runtime.Object)                                  {}
 func (noRules) prepareUpdate(runtime.Object, runtime.Object)                  {}
 func (noRules) validate(runtime.Object) field.ErrorList                       { return nil }
 func (noRules) validateUpdate(runtime.Object, runtime.Object) field.ErrorList { return nil }
-
-// secretRules merges stringData into data and defaults the type, as kube's conversion and defaulting
-// do, and checks the keys each well-known type requires.
-type secretRules struct{}
-
-// setDefaults folds stringData into data and defaults the type as the Secret is decoded: kube
-// does both while decoding (SetDefaults_Secret, then the conversion to its internal type), before
-// the field manager records the write, so managedFields hold f:data/f:<key> and f:type rather than
-// f:stringData.
-func (secretRules) setDefaults(obj runtime.Object) { normalizeSecret(obj.(*corev1.Secret)) }
-
-func (secretRules) prepareCreate(obj runtime.Object) { normalizeSecret(obj.(*corev1.Secret)) }
-
-func (secretRules) prepareUpdate(obj, _ runtime.Object) { normalizeSecret(obj.(*corev1.Secret)) }
-
-func normalizeSecret(s *corev1.Secret) {
-	if len(s.StringData) > 0 {
-		if s.Data == nil {
-			s.Data = map[string][]byte{}
-		}
-		for k, v := range s.StringData {
-			s.Data[k] = []byte(v)
-		}
-		s.StringData = nil
-	}
-	if s.Type == "" {
-		s.Type = corev1.SecretTypeOpaque
-	}
-}
-
-func (secretRules) validate(obj runtime.Object) field.ErrorList {
-	s := obj.(*corev1.Secret)
-	var errs field.ErrorList
-	total := 0
-	for key, value := range s.Data {
-		errs = append(errs, validation.DataKey(key, field.NewPath("data").Key(key))...)
-		total += len(value)
-	}
-	if total > validation.MaxDataSize {
-		errs = append(errs, field.TooLong(field.NewPath("data"), "", validation.MaxDataSize))
-	}
-	requireKey := func(key string) {
-		if _, ok := s.Data[key]; !ok {
-			errs = append(errs, field.Required(field.NewPath("data").Key(key), ""))
-		}
-	}
-	switch s.Type {
-	case corev1.SecretTypeServiceAccountToken:
-		if s.Annotations[corev1.ServiceAccountNameKey] == "" {
-			errs = append(errs, field.Required(field.NewPath("metadata", "annotations").Key(corev1.ServiceAccountNameKey), ""))
-		}
-	case corev1.SecretTypeDockercfg:
-		requireKey(corev1.DockerConfigKey)
-		errs = append(errs, validJSON(s.Data, corev1.DockerConfigKey)...)
-	case corev1.SecretTypeDockerConfigJson:
-		requireKey(corev1.DockerConfigJsonKey)
-		errs = append(errs, validJSON(s.Data, corev1.DockerConfigJsonKey)...)
-	case corev1.SecretTypeBasicAuth:
-		_, user := s.Data[corev1.BasicAuthUsernameKey]
-		_, pass := s.Data[corev1.BasicAuthPasswordKey]
-		if !user && !pass {
-			errs = append(errs, field.Required(field.NewPath("data").Key(corev1.BasicAuthUsernameKey), ""),
-				field.Required(field.NewPath("data").Key(corev1.BasicAuthPasswordKey), ""))
-		}
-	case corev1.SecretTypeSSHAuth:
-		if len(s.Data[corev1.SSHAuthPrivateKey]) == 0 {
-			errs = append(errs, field.Required(field.NewPath("data").Key(corev1.SSHAuthPrivateKey), ""))
-		}
-	case corev1.SecretTypeTLS:
-		requireKey(corev1.TLSCertKey)
-		requireKey(corev1.TLSPrivateKeyKey)
-	}
-	return errs
-}
-
-func validJSON(data map[string][]byte, key string) field.ErrorList {
-	value, ok := data[key]
-	if !ok {
-		return nil
-	}
-	var v any
-	if err := json.Unmarshal(value, &v); err != nil {
-		return field.ErrorList{field.Invalid(field.NewPath("data").Key(key), "<secret contents redacted>", err.Error())}
-	}
-	return nil
-}
-
-func (r secretRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
-	s, oldS := obj.(*corev1.Secret), old.(*corev1.Secret)
-	errs := r.validate(obj)
-	if s.Type != oldS.Type {
-		errs = append(errs, field.Invalid(field.NewPath("type"), s.Type, "field is immutable"))
-	}
-	errs = append(errs, validation.ImmutableData(oldS.Immutable, s.Immutable, !reflect.DeepEqual(s.Data, oldS.Data), false, "")...)
-	return errs
-}
 
 // namespaceRules: a new namespace is Active with the kubernetes finalizer; updates of the main resource
 // keep status, as kube's namespace strategy does.

@@ -7,12 +7,22 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/apictl/apictl/pkg/kinds"
+	kindsbuiltin "github.com/apictl/apictl/pkg/kinds/builtin"
 )
 
 // SetDefaults applies a built-in kind's decoding defaults to obj, as kube's scheme defaulter does to
 // every object it decodes, a patched one included: the patcher calls it on the result of a patch or
-// an apply before it records managedFields. Kinds without such defaults here are left as they are.
+// an apply before it records managedFields: a described kind's (kinds.Defaulter), or those below.
+// Kinds without such defaults are left as they are.
 func SetDefaults(obj runtime.Object) {
+	if k, ok := kindsbuiltin.LookupObject(obj); ok {
+		if d, ok := k.Strategy.(kinds.Defaulter); ok {
+			d.Default(obj)
+		}
+		return
+	}
 	switch obj.(type) {
 	case *corev1.Service:
 		serviceRules{}.setDefaults(obj)
@@ -20,8 +30,6 @@ func SetDefaults(obj runtime.Object) {
 		endpointsRules{}.setDefaults(obj)
 	case *discoveryv1.EndpointSlice:
 		endpointSliceRules{}.setDefaults(obj)
-	case *corev1.Secret:
-		secretRules{}.setDefaults(obj)
 	case *rbacv1.RoleBinding, *rbacv1.ClusterRoleBinding:
 		bindingRules{}.setDefaults(obj)
 	}

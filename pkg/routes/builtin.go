@@ -106,14 +106,10 @@ func findVersion(groups []Group, group, version string) *Version {
 }
 
 func coreV1() []Resource {
-	secret := corev1.Secret{}.SwaggerDoc()
 	return []Resource{
 		endpoints(),
 		coreEventsResource(),
 		namespaces(),
-		builtin("", "v1", "secrets", "secret", "Secret", true, StandardVerbs(), nil,
-			reflect.TypeFor[corev1.Secret](), reflect.TypeFor[corev1.SecretList](),
-			nameColumn(), pathColumn("Type", secret["type"], 0, ".type"), computedColumn("Data", secret["data"], 0), ageColumn()),
 		serviceAccounts(),
 		services(),
 	}

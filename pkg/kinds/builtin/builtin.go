@@ -4,8 +4,10 @@
 package builtin
 
 import (
+	"reflect"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apictl/apictl/pkg/kinds"
@@ -14,6 +16,7 @@ import (
 	"github.com/apictl/apictl/pkg/kinds/core/configmaps"
 	"github.com/apictl/apictl/pkg/kinds/core/podtemplates"
 	"github.com/apictl/apictl/pkg/kinds/core/resourcequotas"
+	"github.com/apictl/apictl/pkg/kinds/core/secrets"
 	"github.com/apictl/apictl/pkg/kinds/flowcontrol/flowschemas"
 	"github.com/apictl/apictl/pkg/kinds/flowcontrol/prioritylevelconfigurations"
 	"github.com/apictl/apictl/pkg/kinds/networking/ipaddresses"
@@ -25,6 +28,7 @@ import (
 func Kinds() []kinds.Kind {
 	all := []kinds.Kind{
 		configmaps.Kind(),
+		secrets.Kind(),
 		podtemplates.Kind(),
 		storageversionmigrations.Kind(),
 		servicecidrs.Kind(),
@@ -50,6 +54,26 @@ var index = sync.OnceValue(func() map[schema.GroupKind]*kinds.Kind {
 	}
 	return m
 })
+
+// byGoType indexes the descriptors by their k8s.io/api type, for code that holds a typed object.
+var byGoType = sync.OnceValue(func() map[reflect.Type]*kinds.Kind {
+	m := map[reflect.Type]*kinds.Kind{}
+	for _, k := range index() {
+		m[k.Resource.GoType] = k
+	}
+	return m
+})
+
+// LookupObject returns the descriptor of obj's kind, a pointer to a described kind's k8s.io/api
+// type. The descriptor is shared: do not change it.
+func LookupObject(obj runtime.Object) (*kinds.Kind, bool) {
+	t := reflect.TypeOf(obj)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return nil, false
+	}
+	k, ok := byGoType()[t.Elem()]
+	return k, ok
+}
 
 // Lookup returns the descriptor of a kind, whatever version it is asked at. The descriptor is
 // shared: do not change it.

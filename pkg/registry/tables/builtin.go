@@ -39,11 +39,6 @@ func builtinPrinter(gk schema.GroupKind) (printer, bool) {
 		return printer{columns: k.Table.Columns, cells: fromKind(k.Table.Cells)}, true
 	}
 	switch gk {
-	case schema.GroupKind{Kind: "Secret"}:
-		doc := corev1.Secret{}.SwaggerDoc()
-		return printer{columns: []metav1.TableColumnDefinition{
-			printers.NameColumn(), printers.Column("Type", doc["type"]), printers.Column("Data", doc["data"]), printers.AgeColumn(),
-		}, cells: typed(secretCells)}, true
 	case schema.GroupKind{Kind: "Namespace"}:
 		return printer{columns: []metav1.TableColumnDefinition{
 			printers.NameColumn(), printers.Column("Status", "The status of the namespace"), printers.AgeColumn(),
@@ -141,22 +136,6 @@ func typed[T any, PT interface {
 // fromKind adapts a kind's cell function (kinds.Table) to the converter's.
 func fromKind(cells func(runtime.Object, time.Time) ([]any, error)) cellFunc {
 	return func(obj runtime.Object, _ metav1.Object, now time.Time) ([]any, error) { return cells(obj, now) }
-}
-
-func secretCells(s *corev1.Secret, now time.Time) []any {
-	return []any{s.Name, string(s.Type), int64(secretKeys(s)), printers.Age(s.CreationTimestamp, now)}
-}
-
-// secretKeys counts the keys of data and stringData together: kube prints the internal object, in
-// which stringData has been merged into data.
-func secretKeys(s *corev1.Secret) int {
-	n := len(s.Data)
-	for k := range s.StringData {
-		if _, ok := s.Data[k]; !ok {
-			n++
-		}
-	}
-	return n
 }
 
 func namespaceCells(ns *corev1.Namespace, now time.Time) []any {
