@@ -3,7 +3,6 @@ package registry
 import (
 	"fmt"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -49,8 +48,6 @@ func coreRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.ValidateNa
 		return eventRules{}, rbacName, true
 	case eventsv1.SchemeGroupVersion.WithKind("Event"):
 		return eventRules{strict: true}, rbacName, true
-	case coordinationv1.SchemeGroupVersion.WithKind("Lease"):
-		return leaseRules{}, nil, true
 	case corev1.SchemeGroupVersion.WithKind("Service"):
 		// kube 1.37 names services by DNS-1123 labels (RelaxedServiceNameValidation is GA).
 		return serviceRules{}, apivalidation.NameIsDNSLabel, true
@@ -170,20 +167,3 @@ func FinalizeUpdate(obj, old runtime.Object) (runtime.Object, error) {
 	out.ManagedFields = ns.ManagedFields
 	return out, nil
 }
-
-// leaseRules checks the numbers leader election relies on.
-type leaseRules struct{ noRules }
-
-func (leaseRules) validate(obj runtime.Object) field.ErrorList {
-	l := obj.(*coordinationv1.Lease)
-	var errs field.ErrorList
-	if d := l.Spec.LeaseDurationSeconds; d != nil && *d <= 0 {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "leaseDurationSeconds"), *d, "must be greater than 0"))
-	}
-	if t := l.Spec.LeaseTransitions; t != nil && *t < 0 {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "leaseTransitions"), *t, "must be greater than or equal to 0"))
-	}
-	return errs
-}
-
-func (r leaseRules) validateUpdate(obj, _ runtime.Object) field.ErrorList { return r.validate(obj) }

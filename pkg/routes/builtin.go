@@ -7,7 +7,6 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -58,7 +57,7 @@ func Builtin() *API {
 		// admissionregistration.k8s.io shares 16700 with apiextensions.k8s.io and sorts first by name.
 		{Name: GroupAdmissionRegistration, Versions: []Version{{Name: "v1", Resources: admissionregistrationV1()}}},
 		{Name: GroupAPIExtensions, Versions: []Version{{Name: "v1", Resources: apiextensionsV1()}}},
-		{Name: GroupCoordination, Versions: []Version{{Name: "v1", Resources: coordinationV1()}}},
+		{Name: GroupCoordination, Versions: []Version{{Name: "v1"}}},
 		{Name: GroupDiscovery, Versions: []Version{{Name: "v1", Resources: discoveryV1()}}},
 		{Name: GroupFlowControl, Versions: []Version{{Name: "v1"}}},
 		{Name: GroupStorageMigration, Versions: []Version{{Name: "v1"}}},
@@ -146,14 +145,6 @@ func namespaces() Resource {
 		{Name: "status", Kind: "Namespace", Verbs: []string{VerbGet, VerbPatch, VerbUpdate}, GoType: ns},
 	}
 	return r
-}
-
-func coordinationV1() []Resource {
-	return []Resource{
-		builtin(GroupCoordination, "v1", "leases", "lease", "Lease", true, StandardVerbs(), nil,
-			reflect.TypeFor[coordinationv1.Lease](), reflect.TypeFor[coordinationv1.LeaseList](),
-			nameColumn(), pathColumn("Holder", coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"], 0, ".spec.holderIdentity"), ageColumn()),
-	}
 }
 
 // serviceAccounts have the token subresource, which only creates: a TokenRequest of

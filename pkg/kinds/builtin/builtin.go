@@ -13,6 +13,7 @@ import (
 	"github.com/apictl/apictl/pkg/kinds"
 	"github.com/apictl/apictl/pkg/kinds/certificates/certificatesigningrequests"
 	"github.com/apictl/apictl/pkg/kinds/certificates/clustertrustbundles"
+	"github.com/apictl/apictl/pkg/kinds/coordination/leases"
 	"github.com/apictl/apictl/pkg/kinds/core/configmaps"
 	"github.com/apictl/apictl/pkg/kinds/core/podtemplates"
 	"github.com/apictl/apictl/pkg/kinds/core/resourcequotas"
@@ -29,6 +30,7 @@ func Kinds() []kinds.Kind {
 	all := []kinds.Kind{
 		configmaps.Kind(),
 		secrets.Kind(),
+		leases.Kind(),
 		podtemplates.Kind(),
 		storageversionmigrations.Kind(),
 		servicecidrs.Kind(),

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -54,10 +53,6 @@ func builtinPrinter(gk schema.GroupKind) (printer, bool) {
 		p := eventPrinter()
 		p.cells = typed(func(e *eventsv1.Event, now time.Time) []any { return eventCells(registry.EventToCore(e), now) })
 		return p, true
-	case schema.GroupKind{Group: coordinationv1.GroupName, Kind: "Lease"}:
-		return printer{columns: []metav1.TableColumnDefinition{
-			printers.NameColumn(), printers.Column("Holder", coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]), printers.AgeColumn(),
-		}, cells: typed(leaseCells)}, true
 	case schema.GroupKind{Group: rbacv1.GroupName, Kind: "RoleBinding"}:
 		return bindingPrinter(rbacv1beta1.RoleBinding{}.SwaggerDoc()["roleRef"], "roleBinding", typed(roleBindingCells)), true
 	case schema.GroupKind{Group: rbacv1.GroupName, Kind: "ClusterRoleBinding"}:
@@ -145,14 +140,6 @@ func namespaceCells(ns *corev1.Namespace, now time.Time) []any {
 func serviceAccountCells(sa *corev1.ServiceAccount, now time.Time) []any {
 	// kube 1.37 prints no Secrets column: a ServiceAccount's secrets are a legacy token mechanism.
 	return []any{sa.Name, printers.Age(sa.CreationTimestamp, now)}
-}
-
-func leaseCells(l *coordinationv1.Lease, now time.Time) []any {
-	var holder string
-	if l.Spec.HolderIdentity != nil {
-		holder = *l.Spec.HolderIdentity
-	}
-	return []any{l.Name, holder, printers.Age(l.CreationTimestamp, now)}
 }
 
 // eventCells follow kube's event printer: events of the newer API have no first and last timestamp
