@@ -16,9 +16,6 @@ func legacyStoreRules(gr schema.GroupResource, custom bool) kinds.StoreRules {
 		// garbage collector never handles them.
 		r.DeletePolicy = kinds.Unsupported
 		r.AllowCreateOnUpdate = true
-	case schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}:
-		r.AllowCreateOnUpdate = true
-		r.RequireResourceVersion = true
 	case schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "roles"},
 		schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"},
 		schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"},

@@ -36,6 +36,8 @@ func Kind() kinds.Kind {
 			ListGoType: reflect.TypeFor[coordinationv1.LeaseList](),
 		},
 		Strategy: strategy{},
+		// kube's lease strategy: a PUT may create, and must name the resourceVersion it replaces.
+		Store: kinds.StoreRules{AllowCreateOnUpdate: true, RequireResourceVersion: true},
 		Table: &kinds.Table{
 			Columns: []metav1.TableColumnDefinition{printers.NameColumn(), printers.Column("Holder", holder), printers.AgeColumn()},
 			Cells:   printers.Typed(cells),

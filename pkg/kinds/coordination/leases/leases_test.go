@@ -9,6 +9,14 @@ import (
 	"k8s.io/utils/ptr"
 )
 
+// TestStoreRules pins what kube's lease strategy says to the generic store: leader election's client
+// creates its Lease with a PUT, and its updates are conditional.
+func TestStoreRules(t *testing.T) {
+	if s := Kind().Store; !s.AllowCreateOnUpdate || !s.RequireResourceVersion || s.ReturnDeletedObject {
+		t.Errorf("store rules %+v", s)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name string
