@@ -41,8 +41,6 @@ func coreRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.ValidateNa
 	switch gvk {
 	case corev1.SchemeGroupVersion.WithKind("Namespace"):
 		return namespaceRules{}, apivalidation.NameIsDNSLabel, true
-	case corev1.SchemeGroupVersion.WithKind("ServiceAccount"):
-		return noRules{}, nil, true
 	case corev1.SchemeGroupVersion.WithKind("Event"):
 		// kube's store checks event names as path segments only (eventRules, events.go).
 		return eventRules{}, rbacName, true

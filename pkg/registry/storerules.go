@@ -21,8 +21,7 @@ func legacyStoreRules(gr schema.GroupResource, custom bool) kinds.StoreRules {
 		schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"},
 		schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}:
 		r.AllowCreateOnUpdate = true
-	case schema.GroupResource{Resource: "services"}, schema.GroupResource{Resource: "serviceaccounts"},
-		schema.GroupResource{Resource: "namespaces"}:
+	case schema.GroupResource{Resource: "services"}, schema.GroupResource{Resource: "namespaces"}:
 		r.ReturnDeletedObject = true
 	case schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}:
 		r.RequireResourceVersion = true

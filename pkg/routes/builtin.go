@@ -109,7 +109,6 @@ func coreV1() []Resource {
 		endpoints(),
 		coreEventsResource(),
 		namespaces(),
-		serviceAccounts(),
 		services(),
 	}
 }
@@ -144,17 +143,6 @@ func namespaces() Resource {
 		{Name: "finalize", Kind: "Namespace", Verbs: []string{VerbUpdate}, GoType: ns},
 		{Name: "status", Kind: "Namespace", Verbs: []string{VerbGet, VerbPatch, VerbUpdate}, GoType: ns},
 	}
-	return r
-}
-
-// serviceAccounts have the token subresource, which only creates: a TokenRequest of
-// authentication.k8s.io/v1 in, the same answered out.
-func serviceAccounts() Resource {
-	r := builtin("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, StandardVerbs(), []string{"sa"},
-		reflect.TypeFor[corev1.ServiceAccount](), reflect.TypeFor[corev1.ServiceAccountList](),
-		nameColumn(), ageColumn())
-	r.Subresources = []Subresource{{Name: "token", Group: GroupAuthentication, Version: "v1", Kind: "TokenRequest",
-		Verbs: []string{VerbCreate}, GoType: reflect.TypeFor[authenticationv1.TokenRequest]()}}
 	return r
 }
 

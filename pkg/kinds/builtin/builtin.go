@@ -18,6 +18,7 @@ import (
 	"github.com/apictl/apictl/pkg/kinds/core/podtemplates"
 	"github.com/apictl/apictl/pkg/kinds/core/resourcequotas"
 	"github.com/apictl/apictl/pkg/kinds/core/secrets"
+	"github.com/apictl/apictl/pkg/kinds/core/serviceaccounts"
 	"github.com/apictl/apictl/pkg/kinds/flowcontrol/flowschemas"
 	"github.com/apictl/apictl/pkg/kinds/flowcontrol/prioritylevelconfigurations"
 	"github.com/apictl/apictl/pkg/kinds/networking/ipaddresses"
@@ -30,6 +31,7 @@ func Kinds() []kinds.Kind {
 	all := []kinds.Kind{
 		configmaps.Kind(),
 		secrets.Kind(),
+		serviceaccounts.Kind(),
 		leases.Kind(),
 		podtemplates.Kind(),
 		storageversionmigrations.Kind(),

@@ -42,10 +42,6 @@ func builtinPrinter(gk schema.GroupKind) (printer, bool) {
 		return printer{columns: []metav1.TableColumnDefinition{
 			printers.NameColumn(), printers.Column("Status", "The status of the namespace"), printers.AgeColumn(),
 		}, cells: typed(namespaceCells)}, true
-	case schema.GroupKind{Kind: "ServiceAccount"}:
-		return printer{columns: []metav1.TableColumnDefinition{
-			printers.NameColumn(), printers.AgeColumn(),
-		}, cells: typed(serviceAccountCells)}, true
 	case schema.GroupKind{Kind: "Event"}:
 		return eventPrinter(), true
 	case schema.GroupKind{Group: eventsv1.GroupName, Kind: "Event"}:
@@ -135,11 +131,6 @@ func fromKind(cells func(runtime.Object, time.Time) ([]any, error)) cellFunc {
 
 func namespaceCells(ns *corev1.Namespace, now time.Time) []any {
 	return []any{ns.Name, string(ns.Status.Phase), printers.Age(ns.CreationTimestamp, now)}
-}
-
-func serviceAccountCells(sa *corev1.ServiceAccount, now time.Time) []any {
-	// kube 1.37 prints no Secrets column: a ServiceAccount's secrets are a legacy token mechanism.
-	return []any{sa.Name, printers.Age(sa.CreationTimestamp, now)}
 }
 
 // eventCells follow kube's event printer: events of the newer API have no first and last timestamp
