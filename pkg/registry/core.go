@@ -6,7 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -53,14 +52,6 @@ func coreRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.ValidateNa
 		return endpointsRules{}, nil, true
 	case discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"):
 		return endpointSliceRules{}, nil, true
-	case rbacv1.SchemeGroupVersion.WithKind("Role"):
-		return roleRules{namespaced: true}, rbacName, true
-	case rbacv1.SchemeGroupVersion.WithKind("ClusterRole"):
-		return roleRules{}, rbacName, true
-	case rbacv1.SchemeGroupVersion.WithKind("RoleBinding"):
-		return bindingRules{namespaced: true}, rbacName, true
-	case rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"):
-		return bindingRules{}, rbacName, true
 	}
 	return nil, nil, false
 }

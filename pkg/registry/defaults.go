@@ -5,7 +5,6 @@ package registry
 import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/apictl/apictl/pkg/kinds"
@@ -30,7 +29,5 @@ func SetDefaults(obj runtime.Object) {
 		endpointsRules{}.setDefaults(obj)
 	case *discoveryv1.EndpointSlice:
 		endpointSliceRules{}.setDefaults(obj)
-	case *rbacv1.RoleBinding, *rbacv1.ClusterRoleBinding:
-		bindingRules{}.setDefaults(obj)
 	}
 }

@@ -16,11 +16,6 @@ func legacyStoreRules(gr schema.GroupResource, custom bool) kinds.StoreRules {
 		// garbage collector never handles them.
 		r.DeletePolicy = kinds.Unsupported
 		r.AllowCreateOnUpdate = true
-	case schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "roles"},
-		schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "clusterroles"},
-		schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"},
-		schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}:
-		r.AllowCreateOnUpdate = true
 	case schema.GroupResource{Resource: "services"}, schema.GroupResource{Resource: "namespaces"}:
 		r.ReturnDeletedObject = true
 	case schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}:

@@ -8,7 +8,6 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/apictl/apictl/pkg/kinds"
@@ -53,7 +52,7 @@ func Builtin() *API {
 		// fills them and drops what stays empty.
 		{Name: GroupCertificates, Versions: []Version{{Name: "v1"}}},
 		{Name: GroupNetworking, Versions: []Version{{Name: "v1"}}},
-		{Name: GroupRBAC, Versions: []Version{{Name: "v1", Resources: rbacV1()}}},
+		{Name: GroupRBAC, Versions: []Version{{Name: "v1"}}},
 		// admissionregistration.k8s.io shares 16700 with apiextensions.k8s.io and sorts first by name.
 		{Name: GroupAdmissionRegistration, Versions: []Version{{Name: "v1", Resources: admissionregistrationV1()}}},
 		{Name: GroupAPIExtensions, Versions: []Version{{Name: "v1", Resources: apiextensionsV1()}}},
@@ -168,27 +167,6 @@ func authorizationV1() []Resource {
 // printer columns or storageVersionHash for it, since nothing is stored.
 func review(plural, singular, kind string, namespaced bool, obj reflect.Type) Resource {
 	return Resource{Plural: plural, Singular: singular, Kind: kind, Namespaced: namespaced, Verbs: []string{VerbCreate}, GoType: obj}
-}
-
-func rbacV1() []Resource {
-	binding := func(plural, singular, kind string, namespaced bool, obj, list reflect.Type, doc map[string]string) Resource {
-		return builtin(GroupRBAC, "v1", plural, singular, kind, namespaced, StandardVerbs(), nil, obj, list,
-			nameColumn(), computedColumn("Role", doc["roleRef"], 0), ageColumn(),
-			computedColumn("Users", "Users in the roleBinding", 1),
-			computedColumn("Groups", "Groups in the roleBinding", 1),
-			computedColumn("ServiceAccounts", "ServiceAccounts in the roleBinding", 1))
-	}
-	createdAt := createdAtColumn()
-	return []Resource{
-		binding("clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false,
-			reflect.TypeFor[rbacv1.ClusterRoleBinding](), reflect.TypeFor[rbacv1.ClusterRoleBindingList](), rbacv1.ClusterRoleBinding{}.SwaggerDoc()),
-		builtin(GroupRBAC, "v1", "clusterroles", "clusterrole", "ClusterRole", false, StandardVerbs(), nil,
-			reflect.TypeFor[rbacv1.ClusterRole](), reflect.TypeFor[rbacv1.ClusterRoleList](), nameColumn(), createdAt),
-		binding("rolebindings", "rolebinding", "RoleBinding", true,
-			reflect.TypeFor[rbacv1.RoleBinding](), reflect.TypeFor[rbacv1.RoleBindingList](), rbacv1.RoleBinding{}.SwaggerDoc()),
-		builtin(GroupRBAC, "v1", "roles", "role", "Role", true, StandardVerbs(), nil,
-			reflect.TypeFor[rbacv1.Role](), reflect.TypeFor[rbacv1.RoleList](), nameColumn(), createdAt),
-	}
 }
 
 // apiextensionsV1 is the CustomResourceDefinition resource itself: cluster-scoped, in the

@@ -23,6 +23,7 @@ import (
 	"github.com/apictl/apictl/pkg/kinds/flowcontrol/prioritylevelconfigurations"
 	"github.com/apictl/apictl/pkg/kinds/networking/ipaddresses"
 	"github.com/apictl/apictl/pkg/kinds/networking/servicecidrs"
+	"github.com/apictl/apictl/pkg/kinds/rbac"
 	"github.com/apictl/apictl/pkg/kinds/storagemigration/storageversionmigrations"
 )
 
@@ -33,6 +34,10 @@ func Kinds() []kinds.Kind {
 		secrets.Kind(),
 		serviceaccounts.Kind(),
 		leases.Kind(),
+		rbac.RoleKind(),
+		rbac.ClusterRoleKind(),
+		rbac.RoleBindingKind(),
+		rbac.ClusterRoleBindingKind(),
 		podtemplates.Kind(),
 		storageversionmigrations.Kind(),
 		servicecidrs.Kind(),

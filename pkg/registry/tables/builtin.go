@@ -6,8 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,8 +26,8 @@ type printer struct {
 // builtinPrinter returns kube's printer for a built-in kind this server serves. The columns, their
 // types and descriptions, and the cells are those of kube's server-side printers
 // (pkg/printers/internalversion), which the server always runs wide: every column has a cell, and
-// clients hide the priority 1 columns unless asked for -o wide. Roles and cluster roles have no
-// printer in kube; they get its default convertor.
+// clients hide the priority 1 columns unless asked for -o wide. A described kind without a printer
+// (roles and cluster roles have none in kube) gets kube's default convertor.
 func builtinPrinter(gk schema.GroupKind) (printer, bool) {
 	if k, ok := kindsbuiltin.Lookup(gk); ok {
 		if k.Table == nil {
@@ -49,12 +47,6 @@ func builtinPrinter(gk schema.GroupKind) (printer, bool) {
 		p := eventPrinter()
 		p.cells = typed(func(e *eventsv1.Event, now time.Time) []any { return eventCells(registry.EventToCore(e), now) })
 		return p, true
-	case schema.GroupKind{Group: rbacv1.GroupName, Kind: "RoleBinding"}:
-		return bindingPrinter(rbacv1beta1.RoleBinding{}.SwaggerDoc()["roleRef"], "roleBinding", typed(roleBindingCells)), true
-	case schema.GroupKind{Group: rbacv1.GroupName, Kind: "ClusterRoleBinding"}:
-		return bindingPrinter(rbacv1beta1.ClusterRoleBinding{}.SwaggerDoc()["roleRef"], "clusterRoleBinding", typed(clusterRoleBindingCells)), true
-	case schema.GroupKind{Group: rbacv1.GroupName, Kind: "Role"}, schema.GroupKind{Group: rbacv1.GroupName, Kind: "ClusterRole"}:
-		return defaultPrinter(), true
 	case schema.GroupKind{Group: apiextensionsv1.GroupName, Kind: "CustomResourceDefinition"}:
 		return crdPrinter(), true
 	case schema.GroupKind{Group: "apiregistration.k8s.io", Kind: "APIService"}:
@@ -101,19 +93,6 @@ func eventPrinter() printer {
 		printers.Wide(printers.Column("Count", doc["count"])),
 		printers.Wide(printers.NameColumn()),
 	}, cells: typed(eventCells)}
-}
-
-// bindingPrinter prints role bindings; kind names the binding in the descriptions of the subject
-// columns, as kube words them.
-func bindingPrinter(roleRefDoc, kind string, cells cellFunc) printer {
-	return printer{columns: []metav1.TableColumnDefinition{
-		printers.NameColumn(),
-		printers.Column("Role", roleRefDoc),
-		printers.AgeColumn(),
-		printers.Wide(printers.Column("Users", "Users in the "+kind)),
-		printers.Wide(printers.Column("Groups", "Groups in the "+kind)),
-		printers.Wide(printers.Column("ServiceAccounts", "ServiceAccounts in the "+kind)),
-	}, cells: cells}
 }
 
 // typed adapts the cells of a k8s.io/api type to the converter's cell function (printers.Typed).
@@ -178,32 +157,4 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
-}
-
-func roleBindingCells(rb *rbacv1.RoleBinding, now time.Time) []any {
-	return bindingCells(rb.Name, rb.RoleRef, rb.Subjects, rb.CreationTimestamp, now)
-}
-
-func clusterRoleBindingCells(rb *rbacv1.ClusterRoleBinding, now time.Time) []any {
-	return bindingCells(rb.Name, rb.RoleRef, rb.Subjects, rb.CreationTimestamp, now)
-}
-
-// bindingCells print the role as Kind/name and the subjects by kind, service accounts as
-// namespace/name; subjects of other kinds are not shown.
-func bindingCells(name string, ref rbacv1.RoleRef, subjects []rbacv1.Subject, created metav1.Time, now time.Time) []any {
-	var users, groups, sas []string
-	for _, s := range subjects {
-		switch s.Kind {
-		case rbacv1.UserKind:
-			users = append(users, s.Name)
-		case rbacv1.GroupKind:
-			groups = append(groups, s.Name)
-		case rbacv1.ServiceAccountKind:
-			sas = append(sas, s.Namespace+"/"+s.Name)
-		}
-	}
-	return []any{
-		name, ref.Kind + "/" + ref.Name, printers.Age(created, now),
-		strings.Join(users, ", "), strings.Join(groups, ", "), strings.Join(sas, ", "),
-	}
 }

@@ -1,7 +1,7 @@
 // Ported from k8s.io/kubernetes v1.37.2 pkg/apis/rbac/validation/validation.go and
 // pkg/apis/rbac/v1/defaults.go.
 
-package registry
+package rbac
 
 import (
 	"slices"
@@ -14,19 +14,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// roleRules checks policy rules as kube's RBAC validation does.
-type roleRules struct {
-	noRules
+// roleStrategy checks policy rules as kube's RBAC validation does.
+type roleStrategy struct {
 	namespaced bool
 }
 
-func (r roleRules) validate(obj runtime.Object) field.ErrorList {
+func (roleStrategy) PrepareForCreate(runtime.Object)                 {}
+func (roleStrategy) PrepareForUpdate(runtime.Object, runtime.Object) {}
+
+func (r roleStrategy) Validate(obj runtime.Object) field.ErrorList {
 	return r.validateWith(obj, metav1validation.LabelSelectorValidationOptions{})
 }
 
 // validateWith checks the rules and, for a ClusterRole, its aggregation rule's selectors, with opts
 // for the selectors' label values (kube's ClusterRoleValidationOptions).
-func (r roleRules) validateWith(obj runtime.Object, opts metav1validation.LabelSelectorValidationOptions) field.ErrorList {
+func (r roleStrategy) validateWith(obj runtime.Object, opts metav1validation.LabelSelectorValidationOptions) field.ErrorList {
 	var rules []rbacv1.PolicyRule
 	var aggregation *rbacv1.AggregationRule
 	if role, ok := obj.(*rbacv1.Role); ok {
@@ -49,9 +51,9 @@ func (r roleRules) validateWith(obj runtime.Object, opts metav1validation.LabelS
 	return append(errs, declarative...)
 }
 
-// validateUpdate allows the label values an existing aggregation rule already selects by, as kube
+// ValidateUpdate allows the label values an existing aggregation rule already selects by, as kube
 // does, so that an object stored before a stricter rule can still be changed.
-func (r roleRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
+func (r roleStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	var opts metav1validation.LabelSelectorValidationOptions
 	if cr, ok := old.(*rbacv1.ClusterRole); ok && cr.AggregationRule != nil {
 		for i := range cr.AggregationRule.ClusterRoleSelectors {
@@ -109,16 +111,18 @@ func validatePolicyRule(rule rbacv1.PolicyRule, namespaced bool, fld *field.Path
 	return errs
 }
 
-// bindingRules checks roleRef and subjects; roleRef cannot change once set.
-type bindingRules struct {
-	noRules
+// bindingStrategy checks roleRef and subjects; roleRef cannot change once set.
+type bindingStrategy struct {
 	namespaced bool
 }
 
-// setDefaults gives a roleRef, and a User or Group subject, without apiGroup the RBAC group, as kube's
+func (bindingStrategy) PrepareForCreate(runtime.Object)                 {}
+func (bindingStrategy) PrepareForUpdate(runtime.Object, runtime.Object) {}
+
+// Default gives a roleRef, and a User or Group subject, without apiGroup the RBAC group, as kube's
 // decoder does (k8s.io/kubernetes v1.37.2 pkg/apis/rbac/v1/defaults.go: SetDefaults_RoleBinding,
 // SetDefaults_ClusterRoleBinding, SetDefaults_Subject) before anything validates or records the object.
-func (b bindingRules) setDefaults(obj runtime.Object) {
+func (b bindingStrategy) Default(obj runtime.Object) {
 	var ref *rbacv1.RoleRef
 	if rb, ok := obj.(*rbacv1.RoleBinding); ok {
 		ref = &rb.RoleRef
@@ -136,7 +140,7 @@ func (b bindingRules) setDefaults(obj runtime.Object) {
 	}
 }
 
-func (b bindingRules) parts(obj runtime.Object) (rbacv1.RoleRef, []rbacv1.Subject) {
+func (b bindingStrategy) parts(obj runtime.Object) (rbacv1.RoleRef, []rbacv1.Subject) {
 	if rb, ok := obj.(*rbacv1.RoleBinding); ok {
 		return rb.RoleRef, rb.Subjects
 	}
@@ -144,7 +148,7 @@ func (b bindingRules) parts(obj runtime.Object) (rbacv1.RoleRef, []rbacv1.Subjec
 	return crb.RoleRef, crb.Subjects
 }
 
-func (b bindingRules) validate(obj runtime.Object) field.ErrorList {
+func (b bindingStrategy) Validate(obj runtime.Object) field.ErrorList {
 	ref, subjects := b.parts(obj)
 	var errs, declarative field.ErrorList
 	// Declarative, in the type's field order: subjects, then roleRef.
@@ -160,15 +164,15 @@ func (b bindingRules) validate(obj runtime.Object) field.ErrorList {
 	if ref.APIGroup != rbacv1.GroupName {
 		errs = append(errs, field.NotSupported(refPath.Child("apiGroup"), ref.APIGroup, []string{rbacv1.GroupName}))
 	}
-	kinds := []string{"ClusterRole"}
+	roleKinds := []string{"ClusterRole"}
 	if b.namespaced {
-		kinds = []string{"Role", "ClusterRole"}
+		roleKinds = []string{"Role", "ClusterRole"}
 	}
-	if !slices.Contains(kinds, ref.Kind) {
-		errs = append(errs, field.NotSupported(refPath.Child("kind"), ref.Kind, kinds))
+	if !slices.Contains(roleKinds, ref.Kind) {
+		errs = append(errs, field.NotSupported(refPath.Child("kind"), ref.Kind, roleKinds))
 	}
 	if ref.Name != "" {
-		for _, msg := range rbacName(ref.Name, false) {
+		for _, msg := range Name(ref.Name, false) {
 			errs = append(errs, field.Invalid(refPath.Child("name"), ref.Name, msg))
 		}
 	}
@@ -178,8 +182,8 @@ func (b bindingRules) validate(obj runtime.Object) field.ErrorList {
 	return append(errs, declarative...)
 }
 
-func (b bindingRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
-	errs := b.validate(obj)
+func (b bindingStrategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
+	errs := b.Validate(obj)
 	ref, _ := b.parts(obj)
 	oldRef, _ := b.parts(old)
 	if ref != oldRef {
