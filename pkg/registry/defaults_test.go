@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -54,5 +56,27 @@ func TestSecretDecodingDefaults(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSetDefaultsOfDescribedKinds: a patched object of a kind with a package of its own gets that
+// kind's decoding defaults (kinds.Defaulter) before the field manager records it, as a decoded one
+// does: a FlowSchema patched without a matchingPrecedence has kube's 1000, a RoleBinding's roleRef
+// kube's API group.
+func TestSetDefaultsOfDescribedKinds(t *testing.T) {
+	fs := &flowcontrolv1.FlowSchema{}
+	SetDefaults(fs)
+	if fs.Spec.MatchingPrecedence != 1000 {
+		t.Errorf("FlowSchema matchingPrecedence %d, want 1000", fs.Spec.MatchingPrecedence)
+	}
+	rb := &rbacv1.RoleBinding{RoleRef: rbacv1.RoleRef{Kind: "Role", Name: "r"}}
+	SetDefaults(rb)
+	if rb.RoleRef.APIGroup != rbacv1.GroupName {
+		t.Errorf("RoleBinding roleRef.apiGroup %q, want %q", rb.RoleRef.APIGroup, rbacv1.GroupName)
+	}
+	cm := &corev1.ConfigMap{} // a described kind without decoding defaults is left alone
+	SetDefaults(cm)
+	if !reflect.DeepEqual(cm, &corev1.ConfigMap{}) {
+		t.Errorf("ConfigMap %+v", cm)
 	}
 }
