@@ -20,8 +20,9 @@ func bigConfigMap(name string) string {
 // watch, and bytes that decompress to exactly the uncompressed response. The headers are those of
 // kube-apiserver v1.37.2 for a LIST of 400 ConfigMaps (300 KB): Content-Encoding: gzip and
 // Vary: Accept-Encoding, no Content-Length; neither header on a response it leaves alone.
-// listRV finds a list's own resourceVersion in JSON (it comes first) and in YAML (last, top level).
-var listRV = regexp.MustCompile(`(?s)^(\{"kind":"[^"]*","apiVersion":"[^"]*","metadata":\{"resourceVersion":")\d+|(\nmetadata:\n  resourceVersion: ")\d+"\n$`)
+// listRV finds a list's own resourceVersion in JSON, compact or ?pretty (it comes first), and in YAML
+// (last, top level).
+var listRV = regexp.MustCompile(`(?s)^(\{\s*"kind":\s*"[^"]*",\s*"apiVersion":\s*"[^"]*",\s*"metadata":\s*\{\s*"resourceVersion":\s*")\d+|(\nmetadata:\n  resourceVersion: ")\d+"\n$`)
 
 // tableAge finds a Table row's AGE cell ("9s", "10s", "2m", "2m9s"), which grows between two
 // requests: the two bodies of a list of a thousand objects created in one go differed by a byte per
@@ -143,6 +144,30 @@ func TestResponseCompressionGateOff(t *testing.T) {
 		if resp.code != 200 || resp.header.Get("Content-Encoding") != "" || len(resp.body) <= 128<<10 {
 			t.Errorf("GET %s: status %d, Content-Encoding %q, %d bytes; want 200, none, the whole body",
 				path, resp.code, resp.header.Get("Content-Encoding"), len(resp.body))
+		}
+	}
+}
+
+// TestSameList pins what sameList forgives: the list's own resourceVersion in each encoding (a
+// ?pretty one moved between two requests in a race run) and a Table row's age, never an item.
+func TestSameList(t *testing.T) {
+	tests := []struct {
+		name, a, b string
+		same       bool
+	}{
+		{"compact rv", `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"41"},"items":[]}`,
+			`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"42"},"items":[]}`, true},
+		{"pretty rv", "{\n  \"kind\": \"ConfigMapList\",\n  \"apiVersion\": \"v1\",\n  \"metadata\": {\n    \"resourceVersion\": \"41\"\n  },\n  \"items\": []\n}\n",
+			"{\n  \"kind\": \"ConfigMapList\",\n  \"apiVersion\": \"v1\",\n  \"metadata\": {\n    \"resourceVersion\": \"42\"\n  },\n  \"items\": []\n}\n", true},
+		{"yaml rv", "apiVersion: v1\nitems: []\nkind: ConfigMapList\nmetadata:\n  resourceVersion: \"41\"\n",
+			"apiVersion: v1\nitems: []\nkind: ConfigMapList\nmetadata:\n  resourceVersion: \"42\"\n", true},
+		{"table age", `{"rows":[{"cells":["a","9s"]}]}`, `{"rows":[{"cells":["a","2m9s"]}]}`, true},
+		{"an item's rv", `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"41"},"items":[{"metadata":{"resourceVersion":"7"}}]}`,
+			`{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"41"},"items":[{"metadata":{"resourceVersion":"8"}}]}`, false},
+	}
+	for _, tt := range tests {
+		if got := sameList(tt.a, tt.b); got != tt.same {
+			t.Errorf("%s: sameList %v, want %v", tt.name, got, tt.same)
 		}
 	}
 }
