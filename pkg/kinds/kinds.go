@@ -148,6 +148,14 @@ type StatusStrategy interface {
 	ValidateStatusUpdate(obj, old runtime.Object) field.ErrorList
 }
 
+// MetaValidator is a Strategy whose Validate checks an object's metadata itself on create, with
+// its name rule, at the point kube's validation does (a Service checks its cluster IPs first and
+// alone): the generic metadata checks are then skipped on create, since a name the kind accepts
+// always passes them.
+type MetaValidator interface {
+	ValidatesMeta()
+}
+
 // Requester is a Strategy whose create records who asked, as kube's strategies read the request's
 // user from its context (a CSR's spec.username). PrepareForCreateBy runs after PrepareForCreate; u
 // is never nil.

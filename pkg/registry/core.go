@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -45,13 +44,6 @@ func coreRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.ValidateNa
 		return eventRules{}, rbacName, true
 	case eventsv1.SchemeGroupVersion.WithKind("Event"):
 		return eventRules{strict: true}, rbacName, true
-	case corev1.SchemeGroupVersion.WithKind("Service"):
-		// kube 1.37 names services by DNS-1123 labels (RelaxedServiceNameValidation is GA).
-		return serviceRules{}, apivalidation.NameIsDNSLabel, true
-	case corev1.SchemeGroupVersion.WithKind("Endpoints"):
-		return endpointsRules{}, nil, true
-	case discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"):
-		return endpointSliceRules{}, nil, true
 	}
 	return nil, nil, false
 }

@@ -194,7 +194,7 @@ func (s *Strategy) ValidateCreate(obj runtime.Object) error {
 	if err != nil {
 		return err
 	}
-	if _, own := s.rules.(metaValidating); own {
+	if s.validatesMeta() {
 		return s.invalid(m.GetName(), s.rules.validate(obj))
 	}
 	if _, first := s.rules.(kindFirst); first {
@@ -213,6 +213,14 @@ func (s *Strategy) ValidateCreate(obj runtime.Object) error {
 // validation passed, and a name the kind accepts always passes the generic check, so it is skipped.
 type metaValidating interface {
 	validatesMeta()
+}
+
+func (s *Strategy) validatesMeta() bool {
+	if _, own := s.rules.(metaValidating); own {
+		return true
+	}
+	_, own := s.described.(kinds.MetaValidator)
+	return own
 }
 
 // kindFirst is a kind whose create validation runs before the generic metadata checks, which run only

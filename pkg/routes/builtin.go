@@ -57,7 +57,7 @@ func Builtin() *API {
 		{Name: GroupAdmissionRegistration, Versions: []Version{{Name: "v1", Resources: admissionregistrationV1()}}},
 		{Name: GroupAPIExtensions, Versions: []Version{{Name: "v1", Resources: apiextensionsV1()}}},
 		{Name: GroupCoordination, Versions: []Version{{Name: "v1"}}},
-		{Name: GroupDiscovery, Versions: []Version{{Name: "v1", Resources: discoveryV1()}}},
+		{Name: GroupDiscovery, Versions: []Version{{Name: "v1"}}},
 		{Name: GroupFlowControl, Versions: []Version{{Name: "v1"}}},
 		{Name: GroupStorageMigration, Versions: []Version{{Name: "v1"}}},
 	}, kindsbuiltin.Kinds()))
@@ -105,10 +105,8 @@ func findVersion(groups []Group, group, version string) *Version {
 
 func coreV1() []Resource {
 	return []Resource{
-		endpoints(),
 		coreEventsResource(),
 		namespaces(),
-		services(),
 	}
 }
 

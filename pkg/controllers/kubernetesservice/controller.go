@@ -32,7 +32,7 @@ import (
 	utilnet "k8s.io/utils/net"
 
 	"github.com/apictl/apictl/pkg/controllers/endpoints"
-	"github.com/apictl/apictl/pkg/registry"
+	"github.com/apictl/apictl/pkg/kinds/validation"
 )
 
 // Name is the Service's, its Endpoints' and its EndpointSlice's name, in the default namespace.
@@ -102,7 +102,7 @@ func New(cfg Config) (*Controller, error) {
 		c.reconcile = false
 		cfg.Logger.Debug("the kubernetes Service gets no endpoints: this server has no address to advertise")
 	default:
-		if errs := registry.ValidateEndpointIP(cfg.PublicIP.String(), field.NewPath("advertise-address")); len(errs) > 0 {
+		if errs := validation.EndpointIP(cfg.PublicIP.String(), field.NewPath("advertise-address")); len(errs) > 0 {
 			// kube-apiserver refuses to start with its default (lease) reconciler here; with a
 			// loopback-only server being apictl's first use, it serves and says why the Service has
 			// no endpoints.

@@ -15,10 +15,13 @@ import (
 	"github.com/apictl/apictl/pkg/kinds/certificates/clustertrustbundles"
 	"github.com/apictl/apictl/pkg/kinds/coordination/leases"
 	"github.com/apictl/apictl/pkg/kinds/core/configmaps"
+	"github.com/apictl/apictl/pkg/kinds/core/endpoints"
 	"github.com/apictl/apictl/pkg/kinds/core/podtemplates"
 	"github.com/apictl/apictl/pkg/kinds/core/resourcequotas"
 	"github.com/apictl/apictl/pkg/kinds/core/secrets"
 	"github.com/apictl/apictl/pkg/kinds/core/serviceaccounts"
+	"github.com/apictl/apictl/pkg/kinds/core/services"
+	"github.com/apictl/apictl/pkg/kinds/discovery/endpointslices"
 	"github.com/apictl/apictl/pkg/kinds/flowcontrol/flowschemas"
 	"github.com/apictl/apictl/pkg/kinds/flowcontrol/prioritylevelconfigurations"
 	"github.com/apictl/apictl/pkg/kinds/networking/ipaddresses"
@@ -31,6 +34,9 @@ import (
 func Kinds() []kinds.Kind {
 	all := []kinds.Kind{
 		configmaps.Kind(),
+		services.Kind(),
+		endpoints.Kind(),
+		endpointslices.Kind(),
 		secrets.Kind(),
 		serviceaccounts.Kind(),
 		leases.Kind(),

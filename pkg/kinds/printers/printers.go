@@ -7,6 +7,7 @@ package printers
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,4 +75,18 @@ func Typed[T any, PT interface {
 		}
 		return nil, fmt.Errorf("a %T is not a %T", obj, PT(nil))
 	}
+}
+
+// MaxListed is how many endpoints or ports kube's printers list before "+ N more...".
+const MaxListed = 3
+
+// ListWithMore is kube's listWithMoreString: the first three, "+ N more...", or <unset>.
+func ListWithMore(list []string) string {
+	if len(list) > MaxListed {
+		return fmt.Sprintf("%s + %d more...", strings.Join(list[:MaxListed], ","), len(list)-MaxListed)
+	}
+	if len(list) == 0 {
+		return "<unset>"
+	}
+	return strings.Join(list, ",")
 }

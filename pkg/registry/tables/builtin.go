@@ -51,12 +51,6 @@ func builtinPrinter(gk schema.GroupKind) (printer, bool) {
 		return crdPrinter(), true
 	case schema.GroupKind{Group: "apiregistration.k8s.io", Kind: "APIService"}:
 		return apiServicePrinter(), true
-	case schema.GroupKind{Kind: "Service"}:
-		return servicePrinter(), true
-	case schema.GroupKind{Kind: "Endpoints"}:
-		return endpointsPrinter(), true
-	case schema.GroupKind{Group: "discovery.k8s.io", Kind: "EndpointSlice"}:
-		return endpointSlicePrinter(), true
 	}
 	if gk.Group == "admissionregistration.k8s.io" {
 		return admissionRegistrationPrinter(gk.Kind)

@@ -1,7 +1,7 @@
 // Ported from k8s.io/kubernetes v1.37.2 pkg/apis/core/validation/validation.go (ValidateService and
 // the functions it calls).
 
-package registry
+package services
 
 import (
 	"fmt"
@@ -15,6 +15,8 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	netutils "k8s.io/utils/net"
+
+	"github.com/apictl/apictl/pkg/kinds/validation"
 )
 
 // These follow kube's pkg/apis/core/validation (validateService and what it calls), with kube's
@@ -22,7 +24,6 @@ import (
 // annotation, and the warnings kube returns beside the errors.
 
 var (
-	supportedPortProtocols        = sets.New(corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP)
 	supportedSessionAffinityTypes = sets.New(corev1.ServiceAffinityClientIP, corev1.ServiceAffinityNone)
 	supportedServiceTypes         = sets.New(corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort,
 		corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeExternalName)
@@ -90,7 +91,7 @@ func validateServiceTypeFields(s *corev1.Service, spec *field.Path) field.ErrorL
 		}
 		// A trailing dot makes the name fully qualified.
 		if cname := strings.TrimSuffix(s.Spec.ExternalName, "."); cname != "" {
-			errs = append(errs, invalidEach(spec.Child("externalName"), cname, utilvalidation.IsDNS1123Subdomain(cname))...)
+			errs = append(errs, validation.Each(spec.Child("externalName"), cname, utilvalidation.IsDNS1123Subdomain(cname))...)
 		} else {
 			errs = append(errs, field.Required(spec.Child("externalName"), ""))
 		}
@@ -127,7 +128,7 @@ func validateExternalIPs(s, old *corev1.Service, spec *field.Path) field.ErrorLi
 		if e := utilvalidation.IsValidIPForLegacyField(p, ip, true, oldExternal); len(e) > 0 {
 			errs = append(errs, e...)
 		} else {
-			errs = append(errs, ValidateEndpointIP(ip, p)...)
+			errs = append(errs, validation.EndpointIP(ip, p)...)
 		}
 	}
 	return errs
@@ -236,51 +237,33 @@ type internalServicePort struct {
 	NodePort    int32
 }
 
-func invalidEach(p *field.Path, value any, msgs []string) field.ErrorList {
-	var errs field.ErrorList
-	for _, m := range msgs {
-		errs = append(errs, field.Invalid(p, value, m))
-	}
-	return errs
-}
-
 func validateServicePort(sp *corev1.ServicePort, requireName bool, names sets.Set[string], p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if requireName && sp.Name == "" {
 		errs = append(errs, field.Required(p.Child("name"), ""))
 	} else if sp.Name != "" {
-		errs = append(errs, invalidEach(p.Child("name"), sp.Name, utilvalidation.IsDNS1123Label(sp.Name))...)
+		errs = append(errs, validation.Each(p.Child("name"), sp.Name, utilvalidation.IsDNS1123Label(sp.Name))...)
 		if names.Has(sp.Name) {
 			errs = append(errs, field.Duplicate(p.Child("name"), sp.Name))
 		} else {
 			names.Insert(sp.Name)
 		}
 	}
-	errs = append(errs, invalidEach(p.Child("port"), sp.Port, utilvalidation.IsValidPortNum(int(sp.Port)))...)
-	errs = append(errs, validateProtocol(sp.Protocol, p.Child("protocol"))...)
+	errs = append(errs, validation.Each(p.Child("port"), sp.Port, utilvalidation.IsValidPortNum(int(sp.Port)))...)
+	errs = append(errs, validation.Protocol(sp.Protocol, p.Child("protocol"))...)
 	errs = append(errs, validatePortNumOrName(sp.TargetPort, p.Child("targetPort"))...)
 	if sp.AppProtocol != nil {
-		errs = append(errs, invalidEach(p.Child("appProtocol"), *sp.AppProtocol, utilvalidation.IsQualifiedName(*sp.AppProtocol))...)
+		errs = append(errs, validation.Each(p.Child("appProtocol"), *sp.AppProtocol, utilvalidation.IsQualifiedName(*sp.AppProtocol))...)
 	}
 	return errs
-}
-
-func validateProtocol(proto corev1.Protocol, p *field.Path) field.ErrorList {
-	if proto == "" {
-		return field.ErrorList{field.Required(p, "")}
-	}
-	if !supportedPortProtocols.Has(proto) {
-		return field.ErrorList{field.NotSupported(p, proto, sets.List(supportedPortProtocols))}
-	}
-	return nil
 }
 
 // validatePortNumOrName is kube's ValidatePortNumOrName.
 func validatePortNumOrName(port intstr.IntOrString, p *field.Path) field.ErrorList {
 	if port.Type == intstr.String {
-		return invalidEach(p, port.StrVal, utilvalidation.IsValidPortName(port.StrVal))
+		return validation.Each(p, port.StrVal, utilvalidation.IsValidPortName(port.StrVal))
 	}
-	return invalidEach(p, port.IntValue(), utilvalidation.IsValidPortNum(port.IntValue()))
+	return validation.Each(p, port.IntValue(), utilvalidation.IsValidPortNum(port.IntValue()))
 }
 
 func validateClientIPAffinity(c *corev1.SessionAffinityConfig, p *field.Path) field.ErrorList {
@@ -310,7 +293,7 @@ func validateLoadBalancerClass(s, old *corev1.Service) field.ErrorList {
 	switch c := s.Spec.LoadBalancerClass; {
 	case c == nil:
 	case lb:
-		errs = append(errs, invalidEach(p, *c, utilvalidation.IsQualifiedName(*c))...)
+		errs = append(errs, validation.Each(p, *c, utilvalidation.IsQualifiedName(*c))...)
 	default:
 		errs = append(errs, field.Forbidden(p, "may only be used when `type` is 'LoadBalancer'"))
 	}
@@ -339,7 +322,7 @@ func validateExternalTrafficPolicy(s *corev1.Service) field.ErrorList {
 		errs = append(errs, field.Invalid(hc, s.Spec.HealthCheckNodePort,
 			"may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"))
 	case needsHealthCheck(s) && s.Spec.HealthCheckNodePort != 0:
-		errs = append(errs, invalidEach(hc, s.Spec.HealthCheckNodePort, utilvalidation.IsValidPortNum(int(s.Spec.HealthCheckNodePort)))...)
+		errs = append(errs, validation.Each(hc, s.Spec.HealthCheckNodePort, utilvalidation.IsValidPortNum(int(s.Spec.HealthCheckNodePort)))...)
 	}
 	return errs
 }
@@ -527,34 +510,11 @@ func validateLoadBalancerStatus(s *corev1.Service) field.ErrorList {
 			errs = append(errs, field.NotSupported(p.Child("ipMode"), in.IPMode, sets.List(supportedLoadBalancerIPModes)))
 		}
 		if in.Hostname != "" {
-			errs = append(errs, invalidEach(p.Child("hostname"), in.Hostname, utilvalidation.IsDNS1123Subdomain(in.Hostname))...)
+			errs = append(errs, validation.Each(p.Child("hostname"), in.Hostname, utilvalidation.IsDNS1123Subdomain(in.Hostname))...)
 			if netutils.ParseIPSloppy(in.Hostname) != nil {
 				errs = append(errs, field.Invalid(p.Child("hostname"), in.Hostname, "must be a DNS name, not an IP address"))
 			}
 		}
-	}
-	return errs
-}
-
-// ValidateEndpointIP is kube's ValidateEndpointIP: endpoint addresses (and external IPs) may not be
-// unspecified, loopback or link-local.
-func ValidateEndpointIP(ip string, p *field.Path) field.ErrorList {
-	parsed := netutils.ParseIPSloppy(ip)
-	if parsed == nil {
-		return field.ErrorList{field.Invalid(p, ip, "must be a valid IP address")}
-	}
-	var errs field.ErrorList
-	if parsed.IsUnspecified() {
-		errs = append(errs, field.Invalid(p, ip, fmt.Sprintf("may not be unspecified (%v)", ip)))
-	}
-	if parsed.IsLoopback() {
-		errs = append(errs, field.Invalid(p, ip, "may not be in the loopback range (127.0.0.0/8, ::1/128)"))
-	}
-	if parsed.IsLinkLocalUnicast() {
-		errs = append(errs, field.Invalid(p, ip, "may not be in the link-local range (169.254.0.0/16, fe80::/10)"))
-	}
-	if parsed.IsLinkLocalMulticast() {
-		errs = append(errs, field.Invalid(p, ip, "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"))
 	}
 	return errs
 }

@@ -1,24 +1,90 @@
-package registry
+// Package services is the core v1 Service kind: its route-model entry, decoding defaults,
+// create and update rules, validation, status writes, warnings and printer. The cluster IPs, IP
+// families and node ports that depend on --service-cluster-ip-range are the allocator's
+// (pkg/allocator), which runs as the object is stored; the endpoint controllers and the
+// default/kubernetes Service are pkg/controllers.
+package services
 
 import (
 	"fmt"
-	"slices"
+	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/apictl/apictl/pkg/kinds"
+	"github.com/apictl/apictl/pkg/kinds/printers"
+	"github.com/apictl/apictl/pkg/routes/model"
 )
 
-// serviceRules are kube's for core v1 Services (pkg/registry/core/service and the v1 defaults). The
+// Kind describes Services: in the "all" category, with a status subresource (the load balancer's
+// ingress), named by DNS-1123 labels (kube 1.37's RelaxedServiceNameValidation is GA), and answered
+// with the deleted object on delete. kube also serves services/proxy, a connect subresource that
+// proxies to the service's endpoints; apictl proxies nothing, so it is left out.
+func Kind() kinds.Kind {
+	doc := corev1.ServiceSpec{}.SwaggerDoc()
+	svc := reflect.TypeFor[corev1.Service]()
+	return kinds.Kind{
+		Group:   corev1.GroupName,
+		Version: "v1",
+		Resource: model.Resource{
+			Plural:     "services",
+			Singular:   "service",
+			Kind:       "Service",
+			Namespaced: true,
+			Verbs:      model.StandardVerbs(),
+			ShortNames: []string{"svc"},
+			Categories: []string{"all"},
+			PrinterColumns: []model.PrinterColumn{
+				model.NameColumn(),
+				model.ComputedColumn("Type", doc["type"], 0),
+				model.ComputedColumn("Cluster-IP", doc["clusterIP"], 0),
+				model.ComputedColumn("External-IP", doc["externalIPs"], 0),
+				model.ComputedColumn("Port(s)", doc["ports"], 0),
+				model.AgeColumn(),
+				model.ComputedColumn("Selector", doc["selector"], 1),
+			},
+			Subresources: []model.Subresource{{Name: "status", Kind: "Service", Verbs: []string{model.VerbGet, model.VerbPatch, model.VerbUpdate}, GoType: svc}},
+			GoType:       svc,
+			ListGoType:   reflect.TypeFor[corev1.ServiceList](),
+		},
+		NameRule: apivalidation.NameIsDNSLabel,
+		Strategy: strategy{},
+		Table: &kinds.Table{
+			Columns: []metav1.TableColumnDefinition{
+				printers.NameColumn(),
+				printers.Column("Type", doc["type"]),
+				printers.Column("Cluster-IP", doc["clusterIP"]),
+				printers.Column("External-IP", doc["externalIPs"]),
+				printers.Column("Port(s)", doc["ports"]),
+				printers.AgeColumn(),
+				printers.Wide(printers.Column("Selector", doc["selector"])),
+			},
+			Cells: printers.Typed(cells),
+		},
+		Store: kinds.StoreRules{ReturnDeletedObject: true},
+		Upstream: []kinds.Upstream{
+			{Path: "pkg/apis/core/v1/defaults.go", Version: "v1.37.2", Parts: "SetDefaults_Service"},
+			{Path: "pkg/apis/core/validation/validation.go", Version: "v1.37.2", Parts: "ValidateService and what it calls, ValidateServiceUpdate, ValidateServiceStatusUpdate (validation.go)"},
+			{Path: "pkg/registry/core/service/strategy.go", Version: "v1.37.2", Parts: "PrepareForCreate, PrepareForUpdate, dropTypeDependentFields, patchAllocatedValues, normalizeClusterIPs, the status strategy (update.go)"},
+			{Path: "pkg/api/service/warnings.go", Version: "v1.37.2", Parts: "GetWarningsForService"},
+			{Path: "pkg/printers/internalversion/printers.go", Version: "v1.37.2", Parts: "printService, getServiceExternalIP, makePortString (printer.go)"},
+		},
+	}
+}
+
+// strategy is kube's for core v1 Services (pkg/registry/core/service and the v1 defaults). The
 // cluster IPs, IP families and node ports that depend on --service-cluster-ip-range are the
 // allocator's (pkg/allocator), which runs as the object is stored.
-type serviceRules struct{}
+type strategy struct{}
 
-// setDefaults is kube's SetDefaults_Service.
-func (serviceRules) setDefaults(obj runtime.Object) {
+// Default is kube's SetDefaults_Service.
+func (strategy) Default(obj runtime.Object) {
 	s := obj.(*corev1.Service)
 	spec := &s.Spec
 	if spec.SessionAffinity == "" {
@@ -81,9 +147,9 @@ func needsHealthCheck(s *corev1.Service) bool {
 	return s.Spec.Type == corev1.ServiceTypeLoadBalancer && s.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
 }
 
-// prepareCreate clears the status and makes clusterIPs follow a lone clusterIP, as kube's strategy and
+// PrepareForCreate clears the status and makes clusterIPs follow a lone clusterIP, as kube's strategy and
 // REST do before anything looks at them.
-func (serviceRules) prepareCreate(obj runtime.Object) {
+func (strategy) PrepareForCreate(obj runtime.Object) {
 	s := obj.(*corev1.Service)
 	s.Status = corev1.ServiceStatus{}
 	if s.Spec.ClusterIP != "" && len(s.Spec.ClusterIPs) == 0 {
@@ -101,10 +167,10 @@ func dropExternalNameTrafficPolicy(s *corev1.Service) {
 	}
 }
 
-// prepareUpdate keeps the status, fills in the allocated values a client left out (kube's
+// PrepareForUpdate keeps the status, fills in the allocated values a client left out (kube's
 // patchAllocatedValues), keeps clusterIP and clusterIPs in step (normalizeClusterIPs) and drops the
 // fields the new type no longer uses (dropTypeDependentFields).
-func (serviceRules) prepareUpdate(obj, old runtime.Object) {
+func (strategy) PrepareForUpdate(obj, old runtime.Object) {
 	s, o := obj.(*corev1.Service), old.(*corev1.Service)
 	s.Status = o.Status
 	patchAllocatedValues(s, o)
@@ -113,128 +179,10 @@ func (serviceRules) prepareUpdate(obj, old runtime.Object) {
 	dropExternalNameTrafficPolicy(s)
 }
 
-func needsClusterIP(s *corev1.Service) bool { return s.Spec.Type != corev1.ServiceTypeExternalName }
-
-func needsNodePort(s *corev1.Service) bool {
-	return s.Spec.Type == corev1.ServiceTypeNodePort || s.Spec.Type == corev1.ServiceTypeLoadBalancer
-}
-
-func patchAllocatedValues(s, o *corev1.Service) {
-	if needsClusterIP(o) && needsClusterIP(s) {
-		if s.Spec.ClusterIP == "" {
-			s.Spec.ClusterIP = o.Spec.ClusterIP
-		}
-		if len(s.Spec.ClusterIPs) == 0 && len(o.Spec.ClusterIPs) > 0 {
-			s.Spec.ClusterIPs = o.Spec.ClusterIPs
-		}
-	}
-	if needsNodePort(o) && needsNodePort(s) {
-		// Node ports are matched by port name; one the new ports already use is not taken twice.
-		oldUsed, newUsed := nodePorts(o), nodePorts(s)
-		byName := map[string]int32{}
-		for _, p := range o.Spec.Ports {
-			byName[p.Name] = p.NodePort
-		}
-		for i := range s.Spec.Ports {
-			p := &s.Spec.Ports[i]
-			if v := byName[p.Name]; p.NodePort == 0 && !(oldUsed[v] && newUsed[v]) {
-				p.NodePort = v
-			}
-		}
-	}
-	if needsHealthCheck(o) && needsHealthCheck(s) && s.Spec.HealthCheckNodePort == 0 {
-		s.Spec.HealthCheckNodePort = o.Spec.HealthCheckNodePort
-	}
-}
-
-func normalizeClusterIPs(s, o *corev1.Service) {
-	if len(o.Spec.ClusterIPs) > 0 && len(s.Spec.ClusterIPs) == 0 && o.Spec.ClusterIP == s.Spec.ClusterIP {
-		// An old client that knows only clusterIP.
-		s.Spec.ClusterIPs = o.Spec.ClusterIPs
-	}
-	if o.Spec.ClusterIP == s.Spec.ClusterIP || !sameClusterIPs(s, o) {
-		return
-	}
-	if o.Spec.ClusterIP != "" && s.Spec.ClusterIP == "" {
-		s.Spec.ClusterIPs = nil // cleared, clusterIPs untouched: cleared on the client's behalf
-		return
-	}
-	s.Spec.ClusterIPs = []string{s.Spec.ClusterIP}
-}
-
-func sameClusterIPs(s, o *corev1.Service) bool {
-	return slices.Equal(s.Spec.ClusterIPs, o.Spec.ClusterIPs)
-}
-
-func dropTypeDependentFields(s, o *corev1.Service) {
-	if needsClusterIP(o) && !needsClusterIP(s) {
-		if s.Spec.ClusterIP == o.Spec.ClusterIP && sameClusterIPs(s, o) {
-			s.Spec.ClusterIP, s.Spec.ClusterIPs = "", nil
-		}
-		if slices.Equal(s.Spec.IPFamilies, o.Spec.IPFamilies) {
-			s.Spec.IPFamilies = nil
-		}
-		if ptrEqual(s.Spec.IPFamilyPolicy, o.Spec.IPFamilyPolicy) {
-			s.Spec.IPFamilyPolicy = nil
-		}
-	}
-	if needsNodePort(o) && !needsNodePort(s) && sameNodePorts(s, o) {
-		for i := range s.Spec.Ports {
-			s.Spec.Ports[i].NodePort = 0
-		}
-	}
-	if needsHealthCheck(o) && !needsHealthCheck(s) && s.Spec.HealthCheckNodePort == o.Spec.HealthCheckNodePort {
-		s.Spec.HealthCheckNodePort = 0
-	}
-	if o.Spec.Type == corev1.ServiceTypeLoadBalancer && s.Spec.Type != corev1.ServiceTypeLoadBalancer &&
-		s.Spec.AllocateLoadBalancerNodePorts != nil && o.Spec.AllocateLoadBalancerNodePorts != nil &&
-		*s.Spec.AllocateLoadBalancerNodePorts == *o.Spec.AllocateLoadBalancerNodePorts {
-		s.Spec.AllocateLoadBalancerNodePorts = nil
-	}
-	if o.Spec.Type == corev1.ServiceTypeLoadBalancer && s.Spec.Type != corev1.ServiceTypeLoadBalancer &&
-		ptrEqual(s.Spec.LoadBalancerClass, o.Spec.LoadBalancerClass) {
-		s.Spec.LoadBalancerClass = nil
-	}
-	if externallyAccessible(o) && !externallyAccessible(s) && s.Spec.ExternalTrafficPolicy == o.Spec.ExternalTrafficPolicy {
-		s.Spec.ExternalTrafficPolicy = ""
-	}
-	if s.Spec.Type != corev1.ServiceTypeLoadBalancer {
-		s.Status.LoadBalancer = corev1.LoadBalancerStatus{}
-	}
-}
-
-// sameNodePorts: the new ports add no node port the old ones did not have.
-func sameNodePorts(s, o *corev1.Service) bool {
-	old := nodePorts(o)
-	for p := range nodePorts(s) {
-		if !old[p] {
-			return false
-		}
-	}
-	return true
-}
-
-func nodePorts(s *corev1.Service) map[int32]bool {
-	m := map[int32]bool{}
-	for _, p := range s.Spec.Ports {
-		if p.NodePort != 0 {
-			m[p.NodePort] = true
-		}
-	}
-	return m
-}
-
-func ptrEqual[T comparable](a, b *T) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
-
-// validate checks a new service. kube checks the cluster IPs, IP families and policy on their own
+// Validate checks a new service. kube checks the cluster IPs, IP families and policy on their own
 // first, as its allocator prepares them, and stops there if they are wrong: only then come the
 // metadata and the rest of the service.
-func (serviceRules) validate(obj runtime.Object) field.ErrorList {
+func (strategy) Validate(obj runtime.Object) field.ErrorList {
 	s := obj.(*corev1.Service)
 	if errs := validateClusterIPsRelatedFields(s, nil); len(errs) > 0 {
 		return errs
@@ -243,35 +191,34 @@ func (serviceRules) validate(obj runtime.Object) field.ErrorList {
 	return append(errs, validateService(s, nil)...)
 }
 
-// validatesMeta: validate checks the metadata itself, after the cluster IPs.
-func (serviceRules) validatesMeta() {}
+// ValidatesMeta: validate checks the metadata itself, after the cluster IPs.
+func (strategy) ValidatesMeta() {}
 
-func (serviceRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
+func (strategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	s, o := obj.(*corev1.Service), old.(*corev1.Service)
 	errs := validateServiceUpgrade(s, o)
 	return append(errs, validateService(s, o)...)
 }
 
-func (serviceRules) validateStatusUpdate(obj, _ runtime.Object) field.ErrorList {
+func (strategy) ValidateStatusUpdate(obj, _ runtime.Object) field.ErrorList {
 	return validateLoadBalancerStatus(obj.(*corev1.Service))
 }
 
-// statusUpdate keeps the spec of old and what only the server sets, as kube's service status
+// PrepareForStatusUpdate keeps the spec of old and what only the server sets, as kube's service status
 // strategy does (k8s.io/kubernetes v1.37.2 pkg/registry/core/service/strategy.go resets only the
 // spec): a status write may change labels and annotations (conformance: "should complete a service
 // status lifecycle" patches an annotation with the load balancer's status).
-func (serviceRules) statusUpdate(obj, old runtime.Object) runtime.Object {
-	out, oldSvc := obj.(*corev1.Service).DeepCopy(), old.(*corev1.Service)
-	prepareMetaForUpdate(out, oldSvc)
-	out.Spec = oldSvc.Spec
+func (strategy) PrepareForStatusUpdate(obj, old runtime.Object) runtime.Object {
+	out := obj.(*corev1.Service).DeepCopy()
+	out.Spec = old.(*corev1.Service).Spec
 	return out
 }
 
-func (serviceRules) warningsOnCreate(obj runtime.Object) []string {
+func (strategy) WarningsOnCreate(obj runtime.Object) []string {
 	return serviceWarnings(obj.(*corev1.Service))
 }
 
-func (serviceRules) warningsOnUpdate(obj, _ runtime.Object) []string {
+func (strategy) WarningsOnUpdate(obj, _ runtime.Object) []string {
 	return serviceWarnings(obj.(*corev1.Service))
 }
 
