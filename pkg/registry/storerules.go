@@ -16,8 +16,6 @@ func legacyStoreRules(gr schema.GroupResource, custom bool) kinds.StoreRules {
 		// garbage collector never handles them.
 		r.DeletePolicy = kinds.Unsupported
 		r.AllowCreateOnUpdate = true
-	case schema.GroupResource{Resource: "namespaces"}:
-		r.ReturnDeletedObject = true
 	case schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}:
 		r.RequireResourceVersion = true
 	}

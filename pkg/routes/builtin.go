@@ -106,7 +106,6 @@ func findVersion(groups []Group, group, version string) *Version {
 func coreV1() []Resource {
 	return []Resource{
 		coreEventsResource(),
-		namespaces(),
 	}
 }
 
@@ -126,21 +125,6 @@ func coreEventsResource() Resource {
 		computedColumn("First Seen", event["firstTimestamp"], 1),
 		PrinterColumn{Name: "Count", Type: "integer", Description: event["count"], Priority: 1, JSONPath: ".count"},
 		PrinterColumn{Name: "Name", Type: "string", Format: "name", Description: objectMetaDoc("name"), Priority: 1, JSONPath: ".metadata.name"})
-}
-
-// namespaces are cluster-scoped, cannot be deleted as a collection, and have status and finalize
-// subresources (finalize takes only updates).
-func namespaces() Resource {
-	verbs := []string{VerbCreate, VerbDelete, VerbGet, VerbList, VerbPatch, VerbUpdate, VerbWatch}
-	r := builtin("", "v1", "namespaces", "namespace", "Namespace", false, verbs, []string{"ns"},
-		reflect.TypeFor[corev1.Namespace](), reflect.TypeFor[corev1.NamespaceList](),
-		nameColumn(), pathColumn("Status", "The status of the namespace", 0, ".status.phase"), ageColumn())
-	ns := reflect.TypeFor[corev1.Namespace]()
-	r.Subresources = []Subresource{
-		{Name: "finalize", Kind: "Namespace", Verbs: []string{VerbUpdate}, GoType: ns},
-		{Name: "status", Kind: "Namespace", Verbs: []string{VerbGet, VerbPatch, VerbUpdate}, GoType: ns},
-	}
-	return r
 }
 
 // authenticationV1 are the authentication review APIs: create-only, nothing stored.

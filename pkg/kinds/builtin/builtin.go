@@ -16,6 +16,7 @@ import (
 	"github.com/apictl/apictl/pkg/kinds/coordination/leases"
 	"github.com/apictl/apictl/pkg/kinds/core/configmaps"
 	"github.com/apictl/apictl/pkg/kinds/core/endpoints"
+	"github.com/apictl/apictl/pkg/kinds/core/namespaces"
 	"github.com/apictl/apictl/pkg/kinds/core/podtemplates"
 	"github.com/apictl/apictl/pkg/kinds/core/resourcequotas"
 	"github.com/apictl/apictl/pkg/kinds/core/secrets"
@@ -34,6 +35,7 @@ import (
 func Kinds() []kinds.Kind {
 	all := []kinds.Kind{
 		configmaps.Kind(),
+		namespaces.Kind(),
 		services.Kind(),
 		endpoints.Kind(),
 		endpointslices.Kind(),

@@ -36,10 +36,6 @@ func builtinPrinter(gk schema.GroupKind) (printer, bool) {
 		return printer{columns: k.Table.Columns, cells: fromKind(k.Table.Cells)}, true
 	}
 	switch gk {
-	case schema.GroupKind{Kind: "Namespace"}:
-		return printer{columns: []metav1.TableColumnDefinition{
-			printers.NameColumn(), printers.Column("Status", "The status of the namespace"), printers.AgeColumn(),
-		}, cells: typed(namespaceCells)}, true
 	case schema.GroupKind{Kind: "Event"}:
 		return eventPrinter(), true
 	case schema.GroupKind{Group: eventsv1.GroupName, Kind: "Event"}:
@@ -100,10 +96,6 @@ func typed[T any, PT interface {
 // fromKind adapts a kind's cell function (kinds.Table) to the converter's.
 func fromKind(cells func(runtime.Object, time.Time) ([]any, error)) cellFunc {
 	return func(obj runtime.Object, _ metav1.Object, now time.Time) ([]any, error) { return cells(obj, now) }
-}
-
-func namespaceCells(ns *corev1.Namespace, now time.Time) []any {
-	return []any{ns.Name, string(ns.Status.Phase), printers.Age(ns.CreationTimestamp, now)}
 }
 
 // eventCells follow kube's event printer: events of the newer API have no first and last timestamp

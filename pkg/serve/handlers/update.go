@@ -14,7 +14,6 @@ import (
 	kadmission "k8s.io/apiserver/pkg/admission"
 
 	"github.com/apictl/apictl/pkg/patch"
-	"github.com/apictl/apictl/pkg/registry"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/storage"
 )
@@ -156,11 +155,6 @@ func (s *store) applyUpdate(ctx context.Context, obj, old runtime.Object) (runti
 		obj = s.strategy.PrepareForStatusUpdate(obj, old)
 	case s.sub != nil && s.strategy.WritesSubresource(s.sub.Name):
 		obj = s.strategy.PrepareForSubresourceUpdate(s.sub.Name, obj, old)
-	case s.sub != nil && s.sub.Name == "finalize":
-		var err error
-		if obj, err = registry.FinalizeUpdate(obj, old); err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
-		}
 	default:
 		if err := s.strategy.PrepareForUpdate(obj, old); err != nil {
 			return nil, err
