@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
 // builtinRules returns the rules of a built-in kind and, when it differs from DNS subdomains, its
@@ -18,11 +17,6 @@ func builtinRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.Validat
 		// kube's store checks the name as a path segment; the CRD's own validation then requires
 		// <plural>.<group>.
 		rules, err := newCRDRules()
-		return rules, rbacName, err == nil, err
-	}
-	if gvk == apiregistrationv1.SchemeGroupVersion.WithKind("APIService") {
-		// The name is checked as a path segment ("v1." is the core group's), then as <version>.<group>.
-		rules, err := newAPIServiceRules()
 		return rules, rbacName, err == nil, err
 	}
 	if rules, ok := admissionRegistrationRules(gvk); ok {

@@ -19,9 +19,9 @@ func legacyStoreRules(gr schema.GroupResource, custom bool) kinds.StoreRules {
 	case schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}:
 		r.RequireResourceVersion = true
 	}
-	// kube refuses unconditional updates of custom resources, APIServices and everything of
+	// kube refuses unconditional updates of custom resources and everything of
 	// admissionregistration.k8s.io.
-	if custom || gr.Group == "apiregistration.k8s.io" || gr.Group == "admissionregistration.k8s.io" {
+	if custom || gr.Group == "admissionregistration.k8s.io" {
 		r.RequireResourceVersion = true
 	}
 	return r

@@ -4,7 +4,6 @@ import (
 	"reflect"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
 // Groups of the extension points: admission configuration and API registration.
@@ -56,20 +55,6 @@ func admissionregistrationV1() []Resource {
 			reflect.TypeFor[admissionregistrationv1.ValidatingWebhookConfiguration](), reflect.TypeFor[admissionregistrationv1.ValidatingWebhookConfigurationList](),
 			nameColumn(), integerColumn("Webhooks", webhooksDoc), ageColumn()),
 	}
-}
-
-// apiregistrationV1 is the APIService resource of kube-aggregator: cluster-scoped, in the
-// api-extensions category, with a status subresource (the Available condition) and the columns of
-// kube-aggregator's table convertor.
-func apiregistrationV1() []Resource {
-	obj := reflect.TypeFor[apiregistrationv1.APIService]()
-	r := builtin(GroupAPIRegistration, "v1", "apiservices", "apiservice", "APIService", false, StandardVerbs(), nil,
-		obj, reflect.TypeFor[apiregistrationv1.APIServiceList](),
-		nameColumn(), computedColumn("Service", "The reference to the service that hosts this API endpoint.", 0),
-		computedColumn("Available", "Whether this service is available.", 0), ageColumn())
-	r.Categories = apiExtensions()
-	r.Subresources = []Subresource{{Name: "status", Kind: "APIService", Verbs: []string{VerbGet, VerbPatch, VerbUpdate}, GoType: obj}}
-	return []Resource{r}
 }
 
 // integerColumn is a computed column of kube's printers that holds a count.

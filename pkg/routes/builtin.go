@@ -43,7 +43,7 @@ func Builtin() *API {
 	return newAPI(withKinds([]Group{
 		{Name: GroupCore, Versions: []Version{{Name: "v1", Resources: coreV1()}}},
 		// The aggregator's own group comes first, as kube-aggregator lists it before every delegate.
-		{Name: GroupAPIRegistration, Versions: []Version{{Name: "v1", Resources: apiregistrationV1()}}},
+		{Name: GroupAPIRegistration, Versions: []Version{{Name: "v1"}}},
 		// events.k8s.io (17750) comes next: kube's apps (17800) is not served.
 		{Name: GroupEvents, Versions: []Version{{Name: "v1", Resources: eventsV1()}}},
 		{Name: GroupAuthentication, Versions: []Version{{Name: "v1", Resources: authenticationV1()}}},

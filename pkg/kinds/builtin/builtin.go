@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apictl/apictl/pkg/kinds"
+	"github.com/apictl/apictl/pkg/kinds/apiregistration/apiservices"
 	"github.com/apictl/apictl/pkg/kinds/certificates/certificatesigningrequests"
 	"github.com/apictl/apictl/pkg/kinds/certificates/clustertrustbundles"
 	"github.com/apictl/apictl/pkg/kinds/coordination/leases"
@@ -34,6 +35,7 @@ import (
 // Kinds returns every described kind, completed, in a new slice.
 func Kinds() []kinds.Kind {
 	all := []kinds.Kind{
+		apiservices.Kind(),
 		configmaps.Kind(),
 		namespaces.Kind(),
 		services.Kind(),

@@ -1,12 +1,10 @@
 package tables
 
 import (
-	"fmt"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/apictl/apictl/pkg/kinds/printers"
 )
@@ -84,38 +82,4 @@ func paramRefCell(pr *admissionregistrationv1.ParamRef) string {
 		return pr.Selector.String()
 	}
 	return "<unset>"
-}
-
-// apiServicePrinter is kube-aggregator's table convertor: the service as namespace/name or Local,
-// and the Available condition with its reason when it is not True.
-func apiServicePrinter() printer {
-	return printer{columns: []metav1.TableColumnDefinition{
-		printers.NameColumn(),
-		printers.Column("Service", "The reference to the service that hosts this API endpoint."),
-		printers.Column("Available", "Whether this service is available."),
-		printers.AgeColumn(),
-	}, cells: typed(apiServiceCells)}
-}
-
-func apiServiceCells(s *apiregistrationv1.APIService, now time.Time) []any {
-	service := "Local"
-	if s.Spec.Service != nil {
-		service = fmt.Sprintf("%s/%s", s.Spec.Service.Namespace, s.Spec.Service.Name)
-	}
-	return []any{s.Name, service, availableCell(s.Status.Conditions), printers.Age(s.CreationTimestamp, now)}
-}
-
-// availableCell is the first Available condition's status, with its reason unless True; Unknown
-// without one.
-func availableCell(conditions []apiregistrationv1.APIServiceCondition) string {
-	for _, c := range conditions {
-		if c.Type != apiregistrationv1.Available {
-			continue
-		}
-		if c.Status == apiregistrationv1.ConditionTrue || c.Reason == "" {
-			return string(c.Status)
-		}
-		return fmt.Sprintf("%s (%s)", c.Status, c.Reason)
-	}
-	return string(apiregistrationv1.ConditionUnknown)
 }

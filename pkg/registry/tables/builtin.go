@@ -45,8 +45,6 @@ func builtinPrinter(gk schema.GroupKind) (printer, bool) {
 		return p, true
 	case schema.GroupKind{Group: apiextensionsv1.GroupName, Kind: "CustomResourceDefinition"}:
 		return crdPrinter(), true
-	case schema.GroupKind{Group: "apiregistration.k8s.io", Kind: "APIService"}:
-		return apiServicePrinter(), true
 	}
 	if gk.Group == "admissionregistration.k8s.io" {
 		return admissionRegistrationPrinter(gk.Kind)
