@@ -264,7 +264,7 @@ spec:
 	}
 
 	specChange := oldP.DeepCopy()
-	specChange.Spec.FailurePolicy = pointerTo(admissionregistrationv1.Ignore)
+	specChange.Spec.FailurePolicy = ptr(admissionregistrationv1.Ignore)
 	if err := s.PrepareForUpdate(specChange, old); err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ spec:
 
 	statusWrite := oldP.DeepCopy()
 	statusWrite.Labels = map[string]string{"via": "status"}
-	statusWrite.Spec.FailurePolicy = pointerTo(admissionregistrationv1.Ignore)
+	statusWrite.Spec.FailurePolicy = ptr(admissionregistrationv1.Ignore)
 	statusWrite.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Checked", LastTransitionTime: metav1.Now()}}
 	stored := s.PrepareForStatusUpdate(statusWrite, old).(*admissionregistrationv1.ValidatingAdmissionPolicy)
 	if stored.Labels["a"] != "b" || *stored.Spec.FailurePolicy != admissionregistrationv1.Fail || len(stored.Status.Conditions) != 1 {

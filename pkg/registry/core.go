@@ -19,9 +19,6 @@ func builtinRules(gvk schema.GroupVersionKind) (kindRules, apivalidation.Validat
 		rules, err := newCRDRules()
 		return rules, rbacName, err == nil, err
 	}
-	if rules, ok := admissionRegistrationRules(gvk); ok {
-		return rules, nil, true, nil
-	}
 	rules, nameFn, ok := coreRules(gvk)
 	return rules, nameFn, ok, nil
 }

@@ -19,9 +19,8 @@ func legacyStoreRules(gr schema.GroupResource, custom bool) kinds.StoreRules {
 	case schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}:
 		r.RequireResourceVersion = true
 	}
-	// kube refuses unconditional updates of custom resources and everything of
-	// admissionregistration.k8s.io.
-	if custom || gr.Group == "admissionregistration.k8s.io" {
+	// kube refuses unconditional updates of custom resources.
+	if custom {
 		r.RequireResourceVersion = true
 	}
 	return r

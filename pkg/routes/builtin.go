@@ -54,7 +54,7 @@ func Builtin() *API {
 		{Name: GroupNetworking, Versions: []Version{{Name: "v1"}}},
 		{Name: GroupRBAC, Versions: []Version{{Name: "v1"}}},
 		// admissionregistration.k8s.io shares 16700 with apiextensions.k8s.io and sorts first by name.
-		{Name: GroupAdmissionRegistration, Versions: []Version{{Name: "v1", Resources: admissionregistrationV1()}}},
+		{Name: GroupAdmissionRegistration, Versions: []Version{{Name: "v1"}}},
 		{Name: GroupAPIExtensions, Versions: []Version{{Name: "v1", Resources: apiextensionsV1()}}},
 		{Name: GroupCoordination, Versions: []Version{{Name: "v1"}}},
 		{Name: GroupDiscovery, Versions: []Version{{Name: "v1"}}},

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apictl/apictl/pkg/kinds"
+	"github.com/apictl/apictl/pkg/kinds/admissionregistration"
 	"github.com/apictl/apictl/pkg/kinds/apiregistration/apiservices"
 	"github.com/apictl/apictl/pkg/kinds/certificates/certificatesigningrequests"
 	"github.com/apictl/apictl/pkg/kinds/certificates/clustertrustbundles"
@@ -36,6 +37,12 @@ import (
 func Kinds() []kinds.Kind {
 	all := []kinds.Kind{
 		apiservices.Kind(),
+		admissionregistration.ValidatingWebhookConfigurationKind(),
+		admissionregistration.MutatingWebhookConfigurationKind(),
+		admissionregistration.ValidatingAdmissionPolicyKind(),
+		admissionregistration.ValidatingAdmissionPolicyBindingKind(),
+		admissionregistration.MutatingAdmissionPolicyKind(),
+		admissionregistration.MutatingAdmissionPolicyBindingKind(),
 		configmaps.Kind(),
 		namespaces.Kind(),
 		services.Kind(),

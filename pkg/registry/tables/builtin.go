@@ -46,9 +46,6 @@ func builtinPrinter(gk schema.GroupKind) (printer, bool) {
 	case schema.GroupKind{Group: apiextensionsv1.GroupName, Kind: "CustomResourceDefinition"}:
 		return crdPrinter(), true
 	}
-	if gk.Group == "admissionregistration.k8s.io" {
-		return admissionRegistrationPrinter(gk.Kind)
-	}
 	return printer{}, false
 }
 

@@ -1,7 +1,7 @@
 // Ported from k8s.io/kubernetes v1.37.2 pkg/apis/admissionregistration/validation/validation.go
 // (the CEL compilation of its expressions).
 
-package registry
+package admissionregistration
 
 import (
 	"errors"

@@ -1,7 +1,7 @@
 // Ported from k8s.io/kubernetes v1.37.2 pkg/apis/admissionregistration/validation/validation.go
 // (the policy bindings' validation).
 
-package registry
+package admissionregistration
 
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"

@@ -1,45 +1,21 @@
-package registry
+package admissionregistration
 
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-)
 
-// admissionRegistrationRules returns the rules of the admissionregistration.k8s.io/v1 kinds: kube's
-// strategies (pkg/registry/admissionregistration/*), its v1 defaults and its validation, which
-// lives in k8s.io/kubernetes and is therefore written again here on the v1 types, message for
-// message (admissionvalidation.go, admissionpolicyvalidation.go).
-func admissionRegistrationRules(gvk schema.GroupVersionKind) (kindRules, bool) {
-	if gvk.GroupVersion() != admissionregistrationv1.SchemeGroupVersion {
-		return nil, false
-	}
-	switch gvk.Kind {
-	case "ValidatingWebhookConfiguration":
-		return validatingWebhookRules(newCELCompilers()), true
-	case "MutatingWebhookConfiguration":
-		return mutatingWebhookRules(newCELCompilers()), true
-	case "ValidatingAdmissionPolicy":
-		return validatingPolicyRules{compilers: newCELCompilers()}, true
-	case "ValidatingAdmissionPolicyBinding":
-		return validatingBindingRules(), true
-	case "MutatingAdmissionPolicy":
-		return mutatingPolicyRules{compilers: newCELCompilers()}, true
-	case "MutatingAdmissionPolicyBinding":
-		return mutatingBindingRules(), true
-	}
-	return nil, false
-}
+	"github.com/apictl/apictl/pkg/kinds"
+)
 
 // admissionKind is what the admissionregistration kinds share: their validation checks metadata
 // itself (kube's Validate* functions call ValidateObjectMeta), and names ending in .static.k8s.io
 // are refused on create (ManifestBasedAdmissionControlConfig is on by default in 1.37).
 type admissionKind struct{}
 
-func (admissionKind) validatesMeta() {}
+func (admissionKind) ValidatesMeta() {}
 
 // generationOnCreate starts generation at 1, as every admissionregistration strategy does.
 func generationOnCreate(obj runtime.Object) {
@@ -64,7 +40,7 @@ type webhookConfigRules[C interface {
 	updateOptions  func(webhooks, old []H) webhookOptions
 }
 
-func validatingWebhookRules(compilers *celCompilers) kindRules {
+func validatingWebhookRules(compilers *celCompilers) kinds.Strategy {
 	return webhookConfigRules[*admissionregistrationv1.ValidatingWebhookConfiguration, admissionregistrationv1.ValidatingWebhook]{
 		compilers: compilers,
 		webhooks: func(c *admissionregistrationv1.ValidatingWebhookConfiguration) []admissionregistrationv1.ValidatingWebhook {
@@ -76,7 +52,7 @@ func validatingWebhookRules(compilers *celCompilers) kindRules {
 	}
 }
 
-func mutatingWebhookRules(compilers *celCompilers) kindRules {
+func mutatingWebhookRules(compilers *celCompilers) kinds.Strategy {
 	return webhookConfigRules[*admissionregistrationv1.MutatingWebhookConfiguration, admissionregistrationv1.MutatingWebhook]{
 		compilers: compilers,
 		webhooks: func(c *admissionregistrationv1.MutatingWebhookConfiguration) []admissionregistrationv1.MutatingWebhook {
@@ -88,34 +64,34 @@ func mutatingWebhookRules(compilers *celCompilers) kindRules {
 	}
 }
 
-func (r webhookConfigRules[C, H]) setDefaults(obj runtime.Object) {
+func (r webhookConfigRules[C, H]) Default(obj runtime.Object) {
 	hooks := r.webhooks(obj.(C))
 	for i := range hooks {
 		r.defaultWebhook(&hooks[i])
 	}
 }
 
-func (r webhookConfigRules[C, H]) prepareCreate(obj runtime.Object) {
-	r.setDefaults(obj)
+func (r webhookConfigRules[C, H]) PrepareForCreate(obj runtime.Object) {
+	r.Default(obj)
 	generationOnCreate(obj)
 }
 
-// prepareUpdate moves generation on when the webhooks changed.
-func (r webhookConfigRules[C, H]) prepareUpdate(obj, old runtime.Object) {
-	r.setDefaults(obj)
+// PrepareForUpdate moves generation on when the webhooks changed.
+func (r webhookConfigRules[C, H]) PrepareForUpdate(obj, old runtime.Object) {
+	r.Default(obj)
 	c, oldC := obj.(C), old.(C)
 	if !apiequality.Semantic.DeepEqual(r.webhooks(c), r.webhooks(oldC)) {
 		c.SetGeneration(oldC.GetGeneration() + 1)
 	}
 }
 
-func (r webhookConfigRules[C, H]) validate(obj runtime.Object) field.ErrorList {
+func (r webhookConfigRules[C, H]) Validate(obj runtime.Object) field.ErrorList {
 	c := obj.(C)
 	errs := r.validateConfig(r.compilers, c, createWebhookOptions())
 	return append(errs, validateStaticSuffix(c.GetName())...)
 }
 
-func (r webhookConfigRules[C, H]) validateUpdate(obj, old runtime.Object) field.ErrorList {
+func (r webhookConfigRules[C, H]) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	c, oldC := obj.(C), old.(C)
 	return r.validateConfig(r.compilers, c, r.updateOptions(r.webhooks(c), r.webhooks(oldC)))
 }
@@ -127,7 +103,7 @@ type validatingPolicyRules struct {
 	compilers *celCompilers
 }
 
-func (validatingPolicyRules) setDefaults(obj runtime.Object) {
+func (validatingPolicyRules) Default(obj runtime.Object) {
 	p := obj.(*admissionregistrationv1.ValidatingAdmissionPolicy)
 	if p.Spec.FailurePolicy == nil {
 		p.Spec.FailurePolicy = pointerTo(admissionregistrationv1.Fail)
@@ -135,15 +111,15 @@ func (validatingPolicyRules) setDefaults(obj runtime.Object) {
 	defaultMatchResources(p.Spec.MatchConstraints)
 }
 
-func (r validatingPolicyRules) prepareCreate(obj runtime.Object) {
-	r.setDefaults(obj)
+func (r validatingPolicyRules) PrepareForCreate(obj runtime.Object) {
+	r.Default(obj)
 	p := obj.(*admissionregistrationv1.ValidatingAdmissionPolicy)
 	p.Status = admissionregistrationv1.ValidatingAdmissionPolicyStatus{}
 	p.Generation = 1
 }
 
-func (r validatingPolicyRules) prepareUpdate(obj, old runtime.Object) {
-	r.setDefaults(obj)
+func (r validatingPolicyRules) PrepareForUpdate(obj, old runtime.Object) {
+	r.Default(obj)
 	p, oldP := obj.(*admissionregistrationv1.ValidatingAdmissionPolicy), old.(*admissionregistrationv1.ValidatingAdmissionPolicy)
 	p.Status = oldP.Status
 	if !apiequality.Semantic.DeepEqual(p.Spec, oldP.Spec) {
@@ -151,13 +127,13 @@ func (r validatingPolicyRules) prepareUpdate(obj, old runtime.Object) {
 	}
 }
 
-func (r validatingPolicyRules) validate(obj runtime.Object) field.ErrorList {
+func (r validatingPolicyRules) Validate(obj runtime.Object) field.ErrorList {
 	p := obj.(*admissionregistrationv1.ValidatingAdmissionPolicy)
 	errs := r.compilers.validateValidatingPolicy(p, policyOptions{})
 	return append(errs, validateStaticSuffix(p.Name)...)
 }
 
-func (r validatingPolicyRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
+func (r validatingPolicyRules) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	p, oldP := obj.(*admissionregistrationv1.ValidatingAdmissionPolicy), old.(*admissionregistrationv1.ValidatingAdmissionPolicy)
 	return r.compilers.validateValidatingPolicy(p, policyOptions{
 		ignoreMatchConditions: apiequality.Semantic.DeepEqual(p.Spec.ParamKind, oldP.Spec.ParamKind) &&
@@ -166,14 +142,14 @@ func (r validatingPolicyRules) validateUpdate(obj, old runtime.Object) field.Err
 	})
 }
 
-// validateStatusUpdate is kube's ValidateValidatingAdmissionPolicyStatusUpdate.
-func (validatingPolicyRules) validateStatusUpdate(obj, _ runtime.Object) field.ErrorList {
+// ValidateStatusUpdate is kube's ValidateValidatingAdmissionPolicyStatusUpdate.
+func (validatingPolicyRules) ValidateStatusUpdate(obj, _ runtime.Object) field.ErrorList {
 	return validateValidatingPolicyStatus(&obj.(*admissionregistrationv1.ValidatingAdmissionPolicy).Status, field.NewPath("status"))
 }
 
-// statusUpdate keeps everything of old but the status: kube's status strategy takes the spec and
+// PrepareForStatusUpdate keeps everything of old but the status: kube's status strategy takes the spec and
 // the user-settable metadata (labels, annotations, finalizers, owners) from the stored object.
-func (validatingPolicyRules) statusUpdate(obj, old runtime.Object) runtime.Object {
+func (validatingPolicyRules) PrepareForStatusUpdate(obj, old runtime.Object) runtime.Object {
 	out := old.(*admissionregistrationv1.ValidatingAdmissionPolicy).DeepCopy()
 	out.Status = obj.(*admissionregistrationv1.ValidatingAdmissionPolicy).Status
 	return out
@@ -185,7 +161,7 @@ type mutatingPolicyRules struct {
 	compilers *celCompilers
 }
 
-func (mutatingPolicyRules) setDefaults(obj runtime.Object) {
+func (mutatingPolicyRules) Default(obj runtime.Object) {
 	p := obj.(*admissionregistrationv1.MutatingAdmissionPolicy)
 	if p.Spec.FailurePolicy == nil {
 		p.Spec.FailurePolicy = pointerTo(admissionregistrationv1.Fail)
@@ -193,26 +169,26 @@ func (mutatingPolicyRules) setDefaults(obj runtime.Object) {
 	defaultMatchResources(p.Spec.MatchConstraints)
 }
 
-func (r mutatingPolicyRules) prepareCreate(obj runtime.Object) {
-	r.setDefaults(obj)
+func (r mutatingPolicyRules) PrepareForCreate(obj runtime.Object) {
+	r.Default(obj)
 	generationOnCreate(obj)
 }
 
-func (r mutatingPolicyRules) prepareUpdate(obj, old runtime.Object) {
-	r.setDefaults(obj)
+func (r mutatingPolicyRules) PrepareForUpdate(obj, old runtime.Object) {
+	r.Default(obj)
 	p, oldP := obj.(*admissionregistrationv1.MutatingAdmissionPolicy), old.(*admissionregistrationv1.MutatingAdmissionPolicy)
 	if !apiequality.Semantic.DeepEqual(p.Spec, oldP.Spec) {
 		p.Generation = oldP.Generation + 1
 	}
 }
 
-func (r mutatingPolicyRules) validate(obj runtime.Object) field.ErrorList {
+func (r mutatingPolicyRules) Validate(obj runtime.Object) field.ErrorList {
 	p := obj.(*admissionregistrationv1.MutatingAdmissionPolicy)
 	errs := r.compilers.validateMutatingPolicy(p, policyOptions{})
 	return append(errs, validateStaticSuffix(p.Name)...)
 }
 
-func (r mutatingPolicyRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
+func (r mutatingPolicyRules) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	p, oldP := obj.(*admissionregistrationv1.MutatingAdmissionPolicy), old.(*admissionregistrationv1.MutatingAdmissionPolicy)
 	return r.compilers.validateMutatingPolicy(p, policyOptions{
 		ignoreMatchConditions: apiequality.Semantic.DeepEqual(p.Spec.ParamKind, oldP.Spec.ParamKind) &&
@@ -236,7 +212,7 @@ type policyBindingRules[B interface {
 	finish          func(field.ErrorList, B) field.ErrorList
 }
 
-func validatingBindingRules() kindRules {
+func validatingBindingRules() kinds.Strategy {
 	return policyBindingRules[*admissionregistrationv1.ValidatingAdmissionPolicyBinding, admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec]{
 		spec: func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec {
 			return &b.Spec
@@ -249,7 +225,7 @@ func validatingBindingRules() kindRules {
 	}
 }
 
-func mutatingBindingRules() kindRules {
+func mutatingBindingRules() kinds.Strategy {
 	return policyBindingRules[*admissionregistrationv1.MutatingAdmissionPolicyBinding, admissionregistrationv1.MutatingAdmissionPolicyBindingSpec]{
 		spec: func(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) *admissionregistrationv1.MutatingAdmissionPolicyBindingSpec {
 			return &b.Spec
@@ -261,31 +237,31 @@ func mutatingBindingRules() kindRules {
 	}
 }
 
-func (r policyBindingRules[B, S]) setDefaults(obj runtime.Object) {
+func (r policyBindingRules[B, S]) Default(obj runtime.Object) {
 	defaultMatchResources(r.matchResources(r.spec(obj.(B))))
 }
 
-func (r policyBindingRules[B, S]) prepareCreate(obj runtime.Object) {
-	r.setDefaults(obj)
+func (r policyBindingRules[B, S]) PrepareForCreate(obj runtime.Object) {
+	r.Default(obj)
 	generationOnCreate(obj)
 }
 
-// prepareUpdate moves generation on when the spec changed.
-func (r policyBindingRules[B, S]) prepareUpdate(obj, old runtime.Object) {
-	r.setDefaults(obj)
+// PrepareForUpdate moves generation on when the spec changed.
+func (r policyBindingRules[B, S]) PrepareForUpdate(obj, old runtime.Object) {
+	r.Default(obj)
 	b, oldB := obj.(B), old.(B)
 	if !apiequality.Semantic.DeepEqual(r.spec(b), r.spec(oldB)) {
 		b.SetGeneration(oldB.GetGeneration() + 1)
 	}
 }
 
-func (r policyBindingRules[B, S]) validate(obj runtime.Object) field.ErrorList {
+func (r policyBindingRules[B, S]) Validate(obj runtime.Object) field.ErrorList {
 	b := obj.(B)
 	errs := append(r.validateBinding(b), validateStaticSuffix(b.GetName())...)
 	return r.finished(errs, b)
 }
 
-func (r policyBindingRules[B, S]) validateUpdate(obj, _ runtime.Object) field.ErrorList {
+func (r policyBindingRules[B, S]) ValidateUpdate(obj, _ runtime.Object) field.ErrorList {
 	b := obj.(B)
 	return r.finished(r.validateBinding(b), b)
 }

@@ -1,6 +1,6 @@
 // Ported from k8s.io/kubernetes v1.37.2 pkg/apis/admissionregistration/v1/defaults.go.
 
-package registry
+package admissionregistration
 
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
