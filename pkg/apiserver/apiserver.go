@@ -11,6 +11,7 @@ import (
 	"net/http"
 
 	"github.com/apictl/apictl/pkg/admission"
+	"github.com/apictl/apictl/pkg/controllers/namespaces"
 	"github.com/apictl/apictl/pkg/flags"
 	"github.com/apictl/apictl/pkg/gcrelax"
 	"github.com/apictl/apictl/pkg/memreturn"
@@ -212,7 +213,12 @@ func (a *assembly) buildREST(ctx context.Context, extras Extras) (*rbac.Policy, 
 // shutdown. relaxed ends the collector's start-up setting once the server is ready.
 func (a *assembly) createServer(relaxed func()) error {
 	cfg, st, caches, bg := a.cfg, a.st, a.caches, &a.bg
-	a.ctrls.add("namespace-controller", a.rest.RunNamespaceController)
+	nsStore, nsLog := a.rest.Namespaces(), cfg.Logger.With("component", "namespace-controller")
+	a.ctrls.add("namespace-controller", func(ctx context.Context) {
+		if nsStore != nil {
+			namespaces.Run(ctx, nsStore, nsLog)
+		}
+	})
 	etcd := newEtcdMonitor(st.store.Healthy, cfg.Logger)
 	s, err := cfg.Complete().New()
 	if err != nil {

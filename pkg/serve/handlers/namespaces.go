@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apictl/apictl/pkg/controllers/namespaces"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -42,82 +41,43 @@ func (a *API) EnsureDefaultNamespaces(ctx context.Context) error {
 	return nil
 }
 
-// namespaceRetry bounds how long the namespace controller waits before it looks again at a namespace
-// that is still terminating: one waiting for objects with finalizers, or whose sweep failed. It backs
-// off from namespaceRetryMin.
-const (
-	namespaceRetryMin = 100 * time.Millisecond
-	namespaceRetry    = 5 * time.Second
-)
-
-// RunNamespaceController empties terminating namespaces, then lets them go, until ctx ends, and
-// returns once its goroutines have stopped: for each namespace with a deletionTimestamp it deletes
-// every object in it (objects with finalizers are marked and waited for), then removes the
-// "kubernetes" finalizer, and the namespace is deleted. It follows the namespaces' watch (its own
-// deletes and those through other servers alike) and sweeps when one changes; it looks again only
-// while a namespace is still terminating, backing off to namespaceRetry.
-func (a *API) RunNamespaceController(ctx context.Context) {
+// Namespaces is the store side of kube's namespace controller (pkg/controllers/namespaces): it reads
+// at a revision of the watch caches and deletes as a DELETE does. Nil when namespaces are not served.
+func (a *API) Namespaces() namespaces.Store {
 	if a.namespaces == nil {
-		return
+		return nil
 	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Go(func() {
-		storage.Reflect(ctx, a.namespaces.backend, a.namespaces.prefix(""), func(reset bool, items []storage.KeyValue, deleted bool) bool {
-			if reset || (!deleted && len(items) == 1 && mayBeTerminating(items[0].Value)) {
-				a.notifyNamespaceChanged()
-			}
-			return true
-		}, a.cfg.Logger.With("component", "namespace-controller"))
-	})
-	retry := time.NewTimer(0)
-	defer retry.Stop()
-	backoff := namespaceRetryMin
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-a.wake:
-			backoff = namespaceRetryMin
-		case <-retry.C:
-		}
-		pending, again, err := a.sweepNamespaces(ctx)
-		if err != nil && ctx.Err() == nil {
-			a.cfg.Logger.Warn("namespace controller: sweep failed, retrying", "err", err)
-		}
-		switch {
-		case again && err == nil:
-			// Content was just deleted: look again at once, so that a namespace goes as soon as it is empty.
-			retry.Reset(0)
-		case pending || err != nil:
-			retry.Reset(backoff)
-			backoff = min(2*backoff, namespaceRetry)
-		}
-	}
+	return namespaceStore{a}
 }
 
-// namespaceWorkers is how many terminating namespaces are emptied at once: kube-controller-manager's
-// --concurrent-namespace-syncs default. One at a time fell behind a test suite's namespace churn (a
-// namespace takes a list per namespaced resource, a delete per object and the finalize).
-const namespaceWorkers = 10
+// namespaceStore is API as the namespace controller's Store.
+type namespaceStore struct{ a *API }
 
-// sweepNamespaces finalizes every terminating namespace it can. It reports whether a namespace is still
-// terminating afterwards (pending), and whether it removed content without removing objects marked
-// for deletion (again), so that another sweep right away may finish the job.
-//
-// The sweep reads at one revision, taken with a single quorum read: its lists are then served by the
-// watch caches once they have caught up with it (kube's consistent reads from cache), rather than
-// each going to etcd for a revision of its own.
-func (a *API) sweepNamespaces(ctx context.Context) (pending, again bool, err error) {
-	s := a.namespaces
+// WatchNamespaces follows the namespaces' watch: their own deletes and those through other servers.
+func (n namespaceStore) WatchNamespaces(ctx context.Context, changed func()) {
+	s := n.a.namespaces
+	storage.Reflect(ctx, s.backend, s.prefix(""), func(reset bool, items []storage.KeyValue, deleted bool) bool {
+		if reset || (!deleted && len(items) == 1 && mayBeTerminating(items[0].Value)) {
+			changed()
+		}
+		return true
+	}, n.a.cfg.Logger.With("component", "namespace-controller"))
+}
+
+func (n namespaceStore) Changes() <-chan struct{} { return n.a.wake }
+
+// Terminating reads at one revision, taken with a single quorum read: the sweep's lists are then
+// served by the watch caches once they have caught up with it (kube's consistent reads from cache),
+// rather than each going to etcd for a revision of its own.
+func (n namespaceStore) Terminating(ctx context.Context) ([]string, namespaces.Revision, error) {
+	s := n.a.namespaces
 	rev, err := s.backend.CurrentRevision(ctx)
 	if err != nil {
-		return false, false, err
+		return nil, 0, err
 	}
-	at := storage.ListOptions{ResourceVersion: strconv.FormatInt(rev, 10), ResourceVersionMatch: storage.MatchNotOlderThan}
-	res, err := s.backend.List(ctx, s.prefix(""), at)
+	res, err := s.backend.List(ctx, s.prefix(""), atRevision(namespaces.Revision(rev)))
 	if err != nil {
-		return false, false, err
+		return nil, 0, err
 	}
 	var errs []error
 	var terminating []string
@@ -127,51 +87,27 @@ func (a *API) sweepNamespaces(ctx context.Context) (pending, again bool, err err
 		}
 		var ns corev1.Namespace
 		if err := json.Unmarshal(kv.Value, &ns); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("reading namespace %s: %w", kv.Key, err))
 			continue
 		}
 		if ns.DeletionTimestamp != nil {
 			terminating = append(terminating, ns.Name)
 		}
 	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	work := make(chan string)
-	for range min(namespaceWorkers, len(terminating)) {
-		wg.Go(func() {
-			for name := range work {
-				p, ag, err := a.sweepNamespace(ctx, name, at)
-				mu.Lock()
-				pending, again = pending || p, again || ag
-				if err != nil {
-					errs = append(errs, err)
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	for _, name := range terminating {
-		work <- name
-	}
-	close(work)
-	wg.Wait()
-	return pending, again, errors.Join(errs...)
+	return terminating, namespaces.Revision(rev), errors.Join(errs...)
 }
 
-// sweepNamespace empties one terminating namespace and finalizes it once nothing is left: pending and
-// again are sweepNamespaces' for this namespace.
-func (a *API) sweepNamespace(ctx context.Context, name string, at storage.ListOptions) (pending, again bool, err error) {
-	empty, waiting, err := a.emptyNamespace(ctx, name, at)
-	if err != nil {
-		return false, false, fmt.Errorf("emptying namespace %s: %w", name, err)
-	}
-	if !empty {
-		return true, !waiting, nil
-	}
-	if err := a.finalizeNamespace(ctx, name); err != nil {
-		return false, false, fmt.Errorf("finalizing namespace %s: %w", name, err)
-	}
-	return false, false, nil
+// atRevision reads at rev or later, from a watch cache that has caught up with it.
+func atRevision(rev namespaces.Revision) storage.ListOptions {
+	return storage.ListOptions{ResourceVersion: strconv.FormatInt(int64(rev), 10), ResourceVersionMatch: storage.MatchNotOlderThan}
+}
+
+func (n namespaceStore) Empty(ctx context.Context, namespace string, at namespaces.Revision) (empty, waiting bool, err error) {
+	return n.a.emptyNamespace(ctx, namespace, atRevision(at))
+}
+
+func (n namespaceStore) Finalize(ctx context.Context, namespace string) error {
+	return n.a.finalizeNamespace(ctx, namespace)
 }
 
 // emptyNamespace deletes what is in a namespace and reports whether nothing was left, and whether it
@@ -282,7 +218,7 @@ func (a *API) finalizeNamespace(ctx context.Context, name string) error {
 	return nil
 }
 
-// notifyNamespaceChanged wakes the namespace controller without blocking.
+// notifyNamespaceChanged wakes the namespace controller (namespaceStore.Changes) without blocking.
 func (a *API) notifyNamespaceChanged() {
 	select {
 	case a.wake <- struct{}{}:
