@@ -39,6 +39,14 @@ type Kind struct {
 	Table *Table
 	// Store is how kube's generic store treats the kind where kinds differ.
 	Store StoreRules
+	// Fields are the fields beyond metadata that lists and watches may select by; nil for none.
+	Fields *FieldSelectors
+	// StoredAs is set for a kind served from another kind's storage.
+	StoredAs *StoredForm
+	// Equivalent converts between the kind's objects and those of the kinds stored alike (an Event of
+	// either API), for admission webhooks and policies that match the other (matchPolicy
+	// Equivalent); nil for a kind with no such twin.
+	Equivalent func(in, out runtime.Object) error
 	// Controllers are the cluster-wide controllers that keep the kind's objects, as
 	// kube-controller-manager runs them.
 	Controllers []Controller
@@ -60,6 +68,14 @@ func (k Kind) GroupVersionKind() schema.GroupVersionKind {
 func (k Kind) Complete() Kind {
 	if k.Resource.ListKind == "" {
 		k.Resource.ListKind = k.Resource.Kind + "List"
+	}
+	if k.StoredAs != nil {
+		// discovery's hash names the storage version, which is the stored kind's.
+		stored := k.StoredAs.Resource
+		k.Resource.StoredAs = &stored
+		if k.Resource.StorageVersionHash == "" {
+			k.Resource.StorageVersionHash = model.StorageVersionHash(stored.Group, stored.Version, k.StoredAs.GVK.Kind)
+		}
 	}
 	if k.Resource.StorageVersionHash == "" {
 		k.Resource.StorageVersionHash = model.StorageVersionHash(k.Group, k.Version, k.Resource.Kind)
@@ -96,6 +112,9 @@ type Table struct {
 	Columns []metav1.TableColumnDefinition
 	// Cells returns obj's row; now is the time ages are measured to.
 	Cells func(obj runtime.Object, now time.Time) ([]any, error)
+	// NullEmpty writes an empty table's rows as null, as convertors that append to a nil slice do
+	// (kube's default convertor and the CRDs' own); kube's printers write [].
+	NullEmpty bool
 }
 
 // StoreRules are the settings of kube's generic store (k8s.io/apiserver registry.Store and the
@@ -111,6 +130,9 @@ type StoreRules struct {
 	// ReturnDeletedObject answers a delete that removed the object with the object as it was, not a
 	// Success Status (the store's ReturnDeletedObject).
 	ReturnDeletedObject bool
+	// ExpireAfterEventTTL writes each object with a lease of the server's --event-ttl, as kube's
+	// Event store does (its TTLFunc): an update or a patch starts the lease again.
+	ExpireAfterEventTTL bool
 }
 
 // DeletePolicy is a kind's default garbage-collection policy, as its kube strategy's

@@ -88,3 +88,11 @@ type describedStatusDefaulter struct {
 	describedDefaulter
 	statusPart
 }
+
+// noRules is for kinds with nothing beyond metadata rules.
+type noRules struct{}
+
+func (noRules) prepareCreate(runtime.Object)                                  {}
+func (noRules) prepareUpdate(runtime.Object, runtime.Object)                  {}
+func (noRules) validate(runtime.Object) field.ErrorList                       { return nil }
+func (noRules) validateUpdate(runtime.Object, runtime.Object) field.ErrorList { return nil }

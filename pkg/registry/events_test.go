@@ -2,77 +2,18 @@ package registry
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/apictl/apictl/pkg/kinds"
+	"github.com/apictl/apictl/pkg/kinds/core/events"
 )
 
-// The same objects as kube-apiserver v1.37.2 answered them through core v1 and through
-// events.k8s.io/v1 (GET of each), with their managedFields left out.
-var eventPairs = []struct {
-	name, core, events string
-}{
-	{
-		name:   "written through events.k8s.io, with series and related",
-		core:   `{"kind":"Event","apiVersion":"v1","metadata":{"name":"e2","namespace":"evt","uid":"1b7da5c4-3c39-42ac-906f-c51c4faaa157","resourceVersion":"216","creationTimestamp":"2026-11-26T12:43:59Z"},"involvedObject":{"kind":"ConfigMap","namespace":"evt","name":"cm","apiVersion":"v1"},"reason":"Because","message":"a note","source":{},"firstTimestamp":null,"lastTimestamp":null,"type":"Normal","eventTime":"2026-01-01T00:00:00.000000Z","series":{"count":2,"lastObservedTime":"2026-01-01T00:00:01.000000Z"},"action":"Do","related":{"kind":"Pod","name":"p"},"reportingComponent":"ctl.example.com/x","reportingInstance":"i-1"}`,
-		events: `{"kind":"Event","apiVersion":"events.k8s.io/v1","metadata":{"name":"e2","namespace":"evt","uid":"1b7da5c4-3c39-42ac-906f-c51c4faaa157","resourceVersion":"216","creationTimestamp":"2026-11-26T12:43:59Z"},"eventTime":"2026-01-01T00:00:00.000000Z","series":{"count":2,"lastObservedTime":"2026-01-01T00:00:01.000000Z"},"reportingController":"ctl.example.com/x","reportingInstance":"i-1","action":"Do","reason":"Because","regarding":{"kind":"ConfigMap","namespace":"evt","name":"cm","apiVersion":"v1"},"related":{"kind":"Pod","name":"p"},"note":"a note","type":"Normal","deprecatedSource":{},"deprecatedFirstTimestamp":null,"deprecatedLastTimestamp":null}`,
-	},
-	{
-		name:   "written through core v1, with source, timestamps and count",
-		core:   `{"kind":"Event","apiVersion":"v1","metadata":{"name":"c1","namespace":"evu","uid":"3650feb7-3cea-40ed-affa-e1c7f323f8ce","resourceVersion":"341","creationTimestamp":"2026-11-26T12:53:21Z","labels":{"k":"v"}},"involvedObject":{"kind":"Pod","namespace":"evu","name":"p"},"reason":"R","message":"m","source":{"component":"kubelet","host":"n1"},"firstTimestamp":"2026-01-01T00:00:00Z","lastTimestamp":"2026-01-01T00:00:05Z","count":3,"type":"Normal","eventTime":null,"reportingComponent":"","reportingInstance":""}`,
-		events: `{"kind":"Event","apiVersion":"events.k8s.io/v1","metadata":{"name":"c1","namespace":"evu","uid":"3650feb7-3cea-40ed-affa-e1c7f323f8ce","resourceVersion":"341","creationTimestamp":"2026-11-26T12:53:21Z","labels":{"k":"v"}},"eventTime":null,"reason":"R","regarding":{"kind":"Pod","namespace":"evu","name":"p"},"note":"m","type":"Normal","deprecatedSource":{"component":"kubelet","host":"n1"},"deprecatedFirstTimestamp":"2026-01-01T00:00:00Z","deprecatedLastTimestamp":"2026-01-01T00:00:05Z","deprecatedCount":3}`,
-	},
-	{
-		name:   "nothing but an involved object",
-		core:   `{"kind":"Event","apiVersion":"v1","metadata":{"name":"w1","namespace":"evu","uid":"4e76c380-71d9-4613-a8ab-90b12c78d66d","resourceVersion":"350","creationTimestamp":"2026-11-26T12:53:35Z"},"involvedObject":{"namespace":"evu"},"source":{},"firstTimestamp":null,"lastTimestamp":null,"eventTime":null,"reportingComponent":"","reportingInstance":""}`,
-		events: `{"kind":"Event","apiVersion":"events.k8s.io/v1","metadata":{"name":"w1","namespace":"evu","uid":"4e76c380-71d9-4613-a8ab-90b12c78d66d","resourceVersion":"350","creationTimestamp":"2026-11-26T12:53:35Z"},"eventTime":null,"regarding":{"namespace":"evu"},"deprecatedSource":{},"deprecatedFirstTimestamp":null,"deprecatedLastTimestamp":null}`,
-	},
-}
-
-func TestEventConversion(t *testing.T) {
-	for _, tt := range eventPairs {
-		t.Run(tt.name, func(t *testing.T) {
-			var core corev1.Event
-			if err := json.Unmarshal([]byte(tt.core), &core); err != nil {
-				t.Fatal(err)
-			}
-			var ev eventsv1.Event
-			if err := json.Unmarshal([]byte(tt.events), &ev); err != nil {
-				t.Fatal(err)
-			}
-			if got := mustJSON(t, EventFromCore(&core)); got != tt.events {
-				t.Errorf("core to events.k8s.io:\n got %s\nwant %s", got, tt.events)
-			}
-			if got := mustJSON(t, EventToCore(&ev)); got != tt.core {
-				t.Errorf("events.k8s.io to core:\n got %s\nwant %s", got, tt.core)
-			}
-			// Round trips lose nothing, and the inputs are left as they were.
-			if got := mustJSON(t, EventToCore(EventFromCore(&core))); got != tt.core {
-				t.Errorf("core round trip:\n got %s\nwant %s", got, tt.core)
-			}
-			if got := mustJSON(t, EventFromCore(EventToCore(&ev))); got != tt.events {
-				t.Errorf("events.k8s.io round trip:\n got %s\nwant %s", got, tt.events)
-			}
-		})
-	}
-}
-
-// TestEventConversionSharesNothing: a write's object and its stored form are changed independently
-// by the handlers (resourceVersion, managedFields), so neither may alias the other.
-func TestEventConversionSharesNothing(t *testing.T) {
-	ev := &eventsv1.Event{Related: &corev1.ObjectReference{Name: "p"}, Series: &eventsv1.EventSeries{Count: 2}}
-	ev.Labels = map[string]string{"a": "b"}
-	core := EventToCore(ev)
-	core.Related.Name, core.Series.Count, core.Labels["a"] = "changed", 9, "changed"
-	if ev.Related.Name != "p" || ev.Series.Count != 2 || ev.Labels["a"] != "b" {
-		t.Errorf("the converted event aliases its source: %+v", ev)
-	}
-}
-
+// mustJSON marshals v.
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -168,7 +109,7 @@ func TestEventValidateUpdate(t *testing.T) {
 	// Through core v1 only the legacy checks apply: the message may change.
 	s := strategy(t, "", "events")
 	var coreOld corev1.Event
-	if err := json.Unmarshal([]byte(mustJSON(t, EventToCore(decodeEvent(t, strategy(t, "events.k8s.io", "events"), old).(*eventsv1.Event)))), &coreOld); err != nil {
+	if err := json.Unmarshal([]byte(mustJSON(t, events.ToCore(decodeEvent(t, strategy(t, "events.k8s.io", "events"), old).(*eventsv1.Event)))), &coreOld); err != nil {
 		t.Fatal(err)
 	}
 	changed := coreOld.DeepCopy()
@@ -178,50 +119,24 @@ func TestEventValidateUpdate(t *testing.T) {
 	}
 }
 
-func TestEventStoredForm(t *testing.T) {
+// TestEventStrategies: events.k8s.io/v1 events are read and written as the core events they are
+// stored as, and selected by the core Event's fields.
+func TestEventStrategies(t *testing.T) {
 	s := strategy(t, "events.k8s.io", "events")
 	if s.Stored == nil || s.Stored.GVK != corev1.SchemeGroupVersion.WithKind("Event") {
 		t.Fatalf("stored form %+v", s.Stored)
 	}
-	if strategy(t, "", "events").Stored != nil {
+	core := strategy(t, "", "events")
+	if core.Stored != nil {
 		t.Error("core events are stored as themselves")
 	}
-	if _, err := s.Stored.ToStored(&corev1.ConfigMap{}); err == nil || !strings.Contains(err.Error(), "ConfigMap") {
-		t.Errorf("storing a ConfigMap as an event: %v", err)
+	if s.Fields == nil || s.Fields != core.Fields {
+		t.Errorf("events.k8s.io selects by %+v, want the core Event's fields %+v", s.Fields, core.Fields)
 	}
-	if _, err := s.Stored.FromStored(&corev1.ConfigMap{}); err == nil {
-		t.Error("reading a ConfigMap as an event succeeded")
+	if s.Equivalent == nil || core.Equivalent == nil {
+		t.Error("events of either API convert to the other's for admission (matchPolicy Equivalent)")
 	}
-	for from, to := range map[string]string{"regarding.name": "involvedObject.name", "reportingController": "reportingComponent", "type": "type"} {
-		if got := s.Stored.FieldLabels[from]; got != to {
-			t.Errorf("field label %s maps to %q, want %q", from, got, to)
-		}
-	}
-	for _, unsupported := range []string{"note", "involvedObject.name", "source", "deprecatedSource.component"} {
-		if _, ok := s.Stored.FieldLabels[unsupported]; ok {
-			t.Errorf("field label %s is supported; kube refuses it", unsupported)
-		}
-	}
-}
-
-func TestConvertEvent(t *testing.T) {
-	var core corev1.Event
-	if err := json.Unmarshal([]byte(eventPairs[0].core), &core); err != nil {
-		t.Fatal(err)
-	}
-	var ev eventsv1.Event
-	if err := ConvertEvent(&core, &ev); err != nil || mustJSON(t, &ev) != eventPairs[0].events {
-		t.Errorf("core to events.k8s.io: %v %s", err, mustJSON(t, &ev))
-	}
-	var back corev1.Event
-	if err := ConvertEvent(&ev, &back); err != nil || mustJSON(t, &back) != eventPairs[0].core {
-		t.Errorf("events.k8s.io to core: %v %s", err, mustJSON(t, &back))
-	}
-	var same eventsv1.Event
-	if err := ConvertEvent(&ev, &same); err != nil || mustJSON(t, &same) != eventPairs[0].events {
-		t.Errorf("events.k8s.io to itself: %v", err)
-	}
-	if err := ConvertEvent(&ev, &corev1.ConfigMap{}); err == nil {
-		t.Error("converting an Event to a ConfigMap succeeded")
+	if r := s.StoreRules(); r.DeletePolicy != kinds.Unsupported || !r.AllowCreateOnUpdate || !r.ExpireAfterEventTTL {
+		t.Errorf("store rules %+v", r)
 	}
 }

@@ -10,7 +10,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,7 +65,13 @@ type Strategy struct {
 
 	// Stored is set for a resource whose objects are stored as another's (routes.Resource.StoredAs):
 	// how they convert. Nil for most.
-	Stored *StoredForm
+	Stored *kinds.StoredForm
+	// Fields are the fields beyond metadata that lists and watches select the stored objects by
+	// (the stored kind's, for a resource stored as another's); nil for none.
+	Fields *kinds.FieldSelectors
+	// Equivalent converts the objects to those of the kinds stored alike, for admission plugins that
+	// match those (matchPolicy Equivalent); nil for a kind with no such twin.
+	Equivalent func(in, out runtime.Object) error
 
 	goType    reflect.Type // nil for custom resources
 	hasStatus bool
@@ -114,11 +119,18 @@ func newStrategy(gvr schema.GroupVersionResource, res *routes.Resource) (s *Stra
 	if res.Custom || res.GoType == nil {
 		s.goType = nil
 		s.rules = customRules{hasStatus: s.hasStatus}
-		s.store = legacyStoreRules(gvr.GroupResource(), true)
+		// kube refuses unconditional updates of custom resources.
+		s.store = kinds.StoreRules{RequireResourceVersion: true}
 		return s, nil
 	}
 	if k, ok := kindsbuiltin.Lookup(s.GVK.GroupKind()); ok && k.Version == s.GVK.Version {
-		s.store, s.described, s.admission = k.Store, k.Strategy, k.Admission
+		s.store, s.described, s.admission, s.Stored, s.Fields, s.Equivalent = k.Store, k.Strategy, k.Admission, k.StoredAs, k.Fields, k.Equivalent
+		if k.StoredAs != nil {
+			// lists and watches select stored objects, by the stored kind's fields.
+			if stored, ok := kindsbuiltin.Lookup(k.StoredAs.GVK.GroupKind()); ok {
+				s.Fields = stored.Fields
+			}
+		}
 		if s.rules, err = newDescribedRules(k, s.hasStatus); err != nil {
 			return nil, err
 		}
@@ -127,24 +139,7 @@ func newStrategy(gvr schema.GroupVersionResource, res *routes.Resource) (s *Stra
 		}
 		return s, nil
 	}
-	rules, nameFn, ok, err := builtinRules(s.GVK)
-	if err != nil {
-		return nil, fmt.Errorf("building the rules of %s: %w", s.GVK, err)
-	}
-	if !ok {
-		return nil, fmt.Errorf("no rules for the built-in kind %s", s.GVK)
-	}
-	s.rules = rules
-	s.store = legacyStoreRules(gvr.GroupResource(), false)
-	if res.StoredAs != nil {
-		if s.Stored, err = storedForm(s.GVK, *res.StoredAs); err != nil {
-			return nil, err
-		}
-	}
-	if nameFn != nil {
-		s.nameFn = nameFn
-	}
-	return s, nil
+	return nil, fmt.Errorf("no rules for the built-in kind %s: describe it in a package of its own (pkg/kinds) and list it in pkg/kinds/builtin", s.GVK)
 }
 
 func hasSubresource(res *routes.Resource, name string) bool {
@@ -197,7 +192,7 @@ func (s *Strategy) ValidateCreate(obj runtime.Object) error {
 	if s.validatesMeta() {
 		return s.invalid(m.GetName(), s.rules.validate(obj))
 	}
-	if _, first := s.rules.(kindFirst); first {
+	if _, first := s.described.(kinds.KindFirstValidator); first {
 		if errs := s.rules.validate(obj); len(errs) > 0 {
 			return s.invalid(m.GetName(), errs)
 		}
@@ -208,26 +203,13 @@ func (s *Strategy) ValidateCreate(obj runtime.Object) error {
 	return s.invalid(m.GetName(), errs)
 }
 
-// metaValidating is a kind whose create validation checks metadata itself, with a name rule of its
-// own (kube's CRD validation). kube's store checks metadata generically only after the kind's
-// validation passed, and a name the kind accepts always passes the generic check, so it is skipped.
-type metaValidating interface {
-	validatesMeta()
-}
-
+// validatesMeta reports whether the kind's create validation checks metadata itself, with a name
+// rule of its own (kinds.MetaValidator). kube's store checks metadata generically only after the
+// kind's validation passed, and a name the kind accepts always passes the generic check, so it is
+// skipped.
 func (s *Strategy) validatesMeta() bool {
-	if _, own := s.rules.(metaValidating); own {
-		return true
-	}
 	_, own := s.described.(kinds.MetaValidator)
 	return own
-}
-
-// kindFirst is a kind whose create validation runs before the generic metadata checks, which run only
-// when it passes, as in kube's store (events: their own checks do not look at metadata, or only with
-// a stricter name rule than the store's).
-type kindFirst interface {
-	validatesKindFirst()
 }
 
 // PrepareForUpdate keeps the server-owned metadata of old, applies the kind's update rules, and, for
@@ -321,6 +303,3 @@ func uniqueErrors(errs field.ErrorList) field.ErrorList {
 	}
 	return out
 }
-
-// rbacName allows what kube allows for RBAC objects: any valid path segment (system:controller:x).
-func rbacName(name string, prefix bool) []string { return content.IsPathSegmentName(name) }

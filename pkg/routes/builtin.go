@@ -7,8 +7,6 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/apictl/apictl/pkg/kinds"
 	kindsbuiltin "github.com/apictl/apictl/pkg/kinds/builtin"
@@ -41,11 +39,11 @@ const (
 // Every call returns a new value.
 func Builtin() *API {
 	return newAPI(withKinds([]Group{
-		{Name: GroupCore, Versions: []Version{{Name: "v1", Resources: coreV1()}}},
+		{Name: GroupCore, Versions: []Version{{Name: "v1"}}},
 		// The aggregator's own group comes first, as kube-aggregator lists it before every delegate.
 		{Name: GroupAPIRegistration, Versions: []Version{{Name: "v1"}}},
 		// events.k8s.io (17750) comes next: kube's apps (17800) is not served.
-		{Name: GroupEvents, Versions: []Version{{Name: "v1", Resources: eventsV1()}}},
+		{Name: GroupEvents, Versions: []Version{{Name: "v1"}}},
 		{Name: GroupAuthentication, Versions: []Version{{Name: "v1", Resources: authenticationV1()}}},
 		{Name: GroupAuthorization, Versions: []Version{{Name: "v1", Resources: authorizationV1()}}},
 		// Groups whose kinds all have packages of their own (pkg/kinds) start empty here; withKinds
@@ -55,7 +53,7 @@ func Builtin() *API {
 		{Name: GroupRBAC, Versions: []Version{{Name: "v1"}}},
 		// admissionregistration.k8s.io shares 16700 with apiextensions.k8s.io and sorts first by name.
 		{Name: GroupAdmissionRegistration, Versions: []Version{{Name: "v1"}}},
-		{Name: GroupAPIExtensions, Versions: []Version{{Name: "v1", Resources: apiextensionsV1()}}},
+		{Name: GroupAPIExtensions, Versions: []Version{{Name: "v1"}}},
 		{Name: GroupCoordination, Versions: []Version{{Name: "v1"}}},
 		{Name: GroupDiscovery, Versions: []Version{{Name: "v1"}}},
 		{Name: GroupFlowControl, Versions: []Version{{Name: "v1"}}},
@@ -103,30 +101,6 @@ func findVersion(groups []Group, group, version string) *Version {
 	return nil
 }
 
-func coreV1() []Resource {
-	return []Resource{
-		coreEventsResource(),
-	}
-}
-
-// coreEventsResource is core v1's events, with the columns of kube's Event printer (which
-// events.k8s.io/v1 shares).
-func coreEventsResource() Resource {
-	event := corev1.Event{}.SwaggerDoc()
-	return builtin("", "v1", "events", "event", "Event", true, StandardVerbs(), []string{"ev"},
-		reflect.TypeFor[corev1.Event](), reflect.TypeFor[corev1.EventList](),
-		computedColumn("Last Seen", event["lastTimestamp"], 0),
-		pathColumn("Type", event["type"], 0, ".type"),
-		pathColumn("Reason", event["reason"], 0, ".reason"),
-		computedColumn("Object", event["involvedObject"], 0),
-		pathColumn("Subobject", corev1.ObjectReference{}.SwaggerDoc()["fieldPath"], 1, ".involvedObject.fieldPath"),
-		computedColumn("Source", event["source"], 1),
-		pathColumn("Message", event["message"], 0, ".message"),
-		computedColumn("First Seen", event["firstTimestamp"], 1),
-		PrinterColumn{Name: "Count", Type: "integer", Description: event["count"], Priority: 1, JSONPath: ".count"},
-		PrinterColumn{Name: "Name", Type: "string", Format: "name", Description: objectMetaDoc("name"), Priority: 1, JSONPath: ".metadata.name"})
-}
-
 // authenticationV1 are the authentication review APIs: create-only, nothing stored.
 func authenticationV1() []Resource {
 	return []Resource{
@@ -151,52 +125,5 @@ func review(plural, singular, kind string, namespaced bool, obj reflect.Type) Re
 	return Resource{Plural: plural, Singular: singular, Kind: kind, Namespaced: namespaced, Verbs: []string{VerbCreate}, GoType: obj}
 }
 
-// apiextensionsV1 is the CustomResourceDefinition resource itself: cluster-scoped, in the
-// api-extensions category, with a status subresource, and the columns of apiextensions-apiserver's
-// table convertor for CRDs.
-func apiextensionsV1() []Resource {
-	r := builtin(GroupAPIExtensions, "v1", "customresourcedefinitions", "customresourcedefinition", "CustomResourceDefinition",
-		false, StandardVerbs(), []string{"crd", "crds"},
-		reflect.TypeFor[apiextensionsv1.CustomResourceDefinition](), reflect.TypeFor[apiextensionsv1.CustomResourceDefinitionList](),
-		nameColumn(), computedColumn("Scope", "Cluster/Namespaced", 0), computedColumn("Versions", "Served versions", 0), createdAtColumn(),
-		computedColumn("Group", "API group", 1), computedColumn("Kind", "CustomResource kind", 1),
-		computedColumn("ShortNames", "Short names", 1),
-		PrinterColumn{Name: "Established", Type: "boolean", Description: "Established status", Priority: 1})
-	r.Categories = []string{"api-extensions"}
-	// kube-apiserver still encodes CRDs to etcd as v1beta1, and the hash names the storage version.
-	r.StorageVersionHash = StorageVersionHash(GroupAPIExtensions, "v1beta1", "CustomResourceDefinition")
-	r.Subresources = []Subresource{{Name: "status", Kind: "CustomResourceDefinition", Verbs: []string{VerbGet, VerbPatch, VerbUpdate},
-		GoType: reflect.TypeFor[apiextensionsv1.CustomResourceDefinition]()}}
-	return []Resource{r}
-}
-
-func builtin(group, version, plural, singular, kind string, namespaced bool, verbs, shortNames []string,
-	obj, list reflect.Type, columns ...PrinterColumn) Resource {
-	return Resource{
-		Plural:             plural,
-		Singular:           singular,
-		Kind:               kind,
-		ListKind:           kind + "List",
-		Namespaced:         namespaced,
-		Verbs:              verbs,
-		ShortNames:         shortNames,
-		PrinterColumns:     columns,
-		StorageVersionHash: StorageVersionHash(group, version, kind),
-		GoType:             obj,
-		ListGoType:         list,
-	}
-}
-
-func objectMetaDoc(field string) string { return model.ObjectMetaDoc(field) }
-
-func nameColumn() PrinterColumn      { return model.NameColumn() }
-func ageColumn() PrinterColumn       { return model.AgeColumn() }
-func createdAtColumn() PrinterColumn { return model.CreatedAtColumn() }
-
-func pathColumn(name, description string, priority int32, path string) PrinterColumn {
-	return model.PathColumn(name, description, priority, path)
-}
-
-func computedColumn(name, description string, priority int32) PrinterColumn {
-	return model.ComputedColumn(name, description, priority)
-}
+func nameColumn() PrinterColumn { return model.NameColumn() }
+func ageColumn() PrinterColumn  { return model.AgeColumn() }

@@ -12,12 +12,14 @@ import (
 
 	"github.com/apictl/apictl/pkg/kinds"
 	"github.com/apictl/apictl/pkg/kinds/admissionregistration"
+	"github.com/apictl/apictl/pkg/kinds/apiextensions/customresourcedefinitions"
 	"github.com/apictl/apictl/pkg/kinds/apiregistration/apiservices"
 	"github.com/apictl/apictl/pkg/kinds/certificates/certificatesigningrequests"
 	"github.com/apictl/apictl/pkg/kinds/certificates/clustertrustbundles"
 	"github.com/apictl/apictl/pkg/kinds/coordination/leases"
 	"github.com/apictl/apictl/pkg/kinds/core/configmaps"
 	"github.com/apictl/apictl/pkg/kinds/core/endpoints"
+	"github.com/apictl/apictl/pkg/kinds/core/events"
 	"github.com/apictl/apictl/pkg/kinds/core/namespaces"
 	"github.com/apictl/apictl/pkg/kinds/core/podtemplates"
 	"github.com/apictl/apictl/pkg/kinds/core/resourcequotas"
@@ -36,13 +38,16 @@ import (
 // Kinds returns every described kind, completed, in a new slice.
 func Kinds() []kinds.Kind {
 	all := []kinds.Kind{
+		events.Kind(),
 		apiservices.Kind(),
+		events.EventsV1Kind(),
 		admissionregistration.ValidatingWebhookConfigurationKind(),
 		admissionregistration.MutatingWebhookConfigurationKind(),
 		admissionregistration.ValidatingAdmissionPolicyKind(),
 		admissionregistration.ValidatingAdmissionPolicyBindingKind(),
 		admissionregistration.MutatingAdmissionPolicyKind(),
 		admissionregistration.MutatingAdmissionPolicyBindingKind(),
+		customresourcedefinitions.Kind(),
 		configmaps.Kind(),
 		namespaces.Kind(),
 		services.Kind(),

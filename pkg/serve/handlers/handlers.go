@@ -14,14 +14,13 @@ import (
 	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 
 	"github.com/apictl/apictl/pkg/features"
+	"github.com/apictl/apictl/pkg/kinds"
 	"github.com/apictl/apictl/pkg/patch"
 	"github.com/apictl/apictl/pkg/registry"
 	"github.com/apictl/apictl/pkg/registry/crconvert"
@@ -150,7 +149,8 @@ type resource struct {
 	// objectGVK is the kind of the objects the route reads and writes (autoscaling/v1 Scale for scale).
 	objectGVK schema.GroupVersionKind
 	listKind  string
-	// ttl is the lifetime of new objects (Events); 0 means they live until deleted.
+	// ttl is the lifetime of written objects (Events): a create, an update or a patch attaches a
+	// lease of it, as kube's TTLFunc does; 0 means they live until deleted.
 	ttl time.Duration
 	// allowCreateOnUpdate lets PUT create a missing object, as kube's strategies allow for some kinds.
 	allowCreateOnUpdate bool
@@ -207,20 +207,23 @@ func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema
 	if res.StoredAs != nil {
 		s.storage = res.StoredAs.GroupResource()
 	}
-	var stored *registry.StoredForm
+	var stored *kinds.StoredForm
+	var selectable *kinds.FieldSelectors
+	if strategy != nil {
+		selectable = strategy.Fields
+	}
 	if strategy != nil && sub == nil && strategy.Stored != nil {
 		stored = strategy.Stored
 		s.form = storedAs{stored: strategy.Stored, gvk: strategy.GVK, kind: res.Kind,
 			routeForm: []byte(`{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)}
 	}
-	s.fields = newFieldFilter(res, stored)
-	switch s.objectGVK {
-	case corev1.SchemeGroupVersion.WithKind("Event"), eventsv1.SchemeGroupVersion.WithKind("Event"):
-		// Events live for --event-ttl.
-		s.ttl = a.cfg.EventTTL
-	}
+	s.fields = newFieldFilter(res, stored, selectable)
 	if strategy != nil {
-		s.allowCreateOnUpdate = strategy.StoreRules().AllowCreateOnUpdate && sub == nil
+		rules := strategy.StoreRules()
+		s.allowCreateOnUpdate = rules.AllowCreateOnUpdate && sub == nil
+		if rules.ExpireAfterEventTTL {
+			s.ttl = a.cfg.EventTTL
+		}
 	}
 	return &scope{resource: s, store: &store{resource: s}}
 }

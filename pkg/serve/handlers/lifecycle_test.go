@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNamespaceLifecycle(t *testing.T) {
@@ -149,11 +150,32 @@ func TestPagingAndSelectors(t *testing.T) {
 	a.do("GET", "/api/v1/namespaces/default/events?fieldSelector=bogus%3Dx", "").expect(t, 400, `field label not supported: bogus`)
 }
 
+// TestEventTTL: an event expires through its lease, and one updated or patched (as event recorders
+// bump a count) starts a new lease, as kube's TTLFunc gives it on every write: it outlives an event
+// written only once, at the same time, by the time it was written again.
 func TestEventTTL(t *testing.T) {
-	a := start(t, "--event-ttl", "2s")
-	a.do("POST", "/api/v1/namespaces/default/events", `{"apiVersion":"v1","kind":"Event","metadata":{"name":"e"},"involvedObject":{"kind":"ConfigMap","name":"x","namespace":"default"},"reason":"Test","message":"hello"}`).
-		expect(t, 201)
-	eventually(t, "event expired through its lease", func() bool { return a.do("GET", "/api/v1/namespaces/default/events/e", "").code == 404 })
+	a := start(t, "--event-ttl", "4s")
+	body := func(name, message string) string {
+		return `{"apiVersion":"v1","kind":"Event","metadata":{"name":"` + name + `"},"involvedObject":{"kind":"ConfigMap","name":"x","namespace":"default"},"reason":"Test","message":"` + message + `"}`
+	}
+	const events = "/api/v1/namespaces/default/events/"
+	a.do("PUT", events+"put-created", body("put-created", "hello")).expect(t, 201)
+	for _, name := range []string{"created", "patched", "replaced"} {
+		a.do("POST", "/api/v1/namespaces/default/events", body(name, "hello")).expect(t, 201)
+	}
+	time.Sleep(2 * time.Second)
+	a.do("PATCH", events+"patched", `{"count":2}`, "Content-Type: application/merge-patch+json").expect(t, 200, `"count":2`)
+	a.do("PUT", events+"replaced", body("replaced", "again")).expect(t, 200, `"message":"again"`)
+	for _, name := range []string{"created", "put-created"} {
+		eventually(t, name+" event expired through its lease", func() bool { return a.do("GET", events+name, "").code == 404 })
+	}
+	// The rewritten events' leases began 2s later: they live at least that much longer.
+	for _, name := range []string{"patched", "replaced"} {
+		a.do("GET", events+name, "").expect(t, 200)
+	}
+	for _, name := range []string{"patched", "replaced"} {
+		eventually(t, name+" event expired through its new lease", func() bool { return a.do("GET", events+name, "").code == 404 })
+	}
 }
 
 func TestCustomResourceSchemaAndScale(t *testing.T) {

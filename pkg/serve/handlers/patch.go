@@ -98,7 +98,7 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		}
 		return s.store.encode(updated)
 	}
-	kv, err := s.store.guaranteedUpdate(r.Context(), key, dryRun, update, storage.UpdateOptions{})
+	kv, err := s.store.guaranteedUpdate(r.Context(), key, dryRun, update, storage.UpdateOptions{TTL: s.ttl})
 	if err == nil && !dryRun {
 		kv, err = s.store.finishIfFinalized(r.Context(), key, kv)
 	}

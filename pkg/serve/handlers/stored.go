@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strconv"
 
-	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
@@ -15,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	sigsjson "sigs.k8s.io/json"
 
-	"github.com/apictl/apictl/pkg/registry"
+	"github.com/apictl/apictl/pkg/kinds"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -28,7 +26,7 @@ import (
 
 // storedAs is the form of a resource stored as another's.
 type storedAs struct {
-	stored *registry.StoredForm
+	stored *kinds.StoredForm
 	// gvk is the route's kind, kind its name in errors.
 	gvk  schema.GroupVersionKind
 	kind string
@@ -105,7 +103,7 @@ func (f storedAs) items(items []storage.KeyValue) ([]storage.KeyValue, error) {
 // storedFieldSelector maps a field selector on the route's fields to the stored kind's, which the
 // filter reads from stored objects. The kind's field label conversion refuses what it does not map,
 // with kube's message.
-func storedFieldSelector(stored *registry.StoredForm, sel fields.Selector) (fields.Selector, error) {
+func storedFieldSelector(stored *kinds.StoredForm, sel fields.Selector) (fields.Selector, error) {
 	if sel.Empty() {
 		return sel, nil
 	}
@@ -125,12 +123,8 @@ func storedFieldSelector(stored *registry.StoredForm, sel fields.Selector) (fiel
 // kindConverter converts the scope's objects to those of the resources stored alike, for admission
 // plugins that match those (matchPolicy Equivalent); nil for resources with no such twin.
 func (s *store) kindConverter() func(in, out runtime.Object) error {
-	if s.sub != nil {
+	if s.sub != nil || s.strategy == nil {
 		return nil
 	}
-	switch s.objectGVK {
-	case corev1.SchemeGroupVersion.WithKind("Event"), eventsv1.SchemeGroupVersion.WithKind("Event"):
-		return registry.ConvertEvent
-	}
-	return nil
+	return s.strategy.Equivalent
 }

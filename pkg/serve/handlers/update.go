@@ -101,7 +101,7 @@ func (s *store) updateObject(ctx context.Context, obj runtime.Object, p routes.P
 		}
 		return s.encode(updated)
 	}
-	kv, err := s.guaranteedUpdate(ctx, key, opts.dryRun, next, storage.UpdateOptions{ExpectedRevision: expected})
+	kv, err := s.guaranteedUpdate(ctx, key, opts.dryRun, next, storage.UpdateOptions{ExpectedRevision: expected, TTL: s.ttl})
 	if err != nil {
 		return s.createOnUpdate(ctx, obj, p, opts, err)
 	}

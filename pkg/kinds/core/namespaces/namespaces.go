@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -50,15 +51,26 @@ func Kind() kinds.Kind {
 			Columns: []metav1.TableColumnDefinition{printers.NameColumn(), printers.Column("Status", statusDoc), printers.AgeColumn()},
 			Cells:   printers.Typed(cells),
 		},
-		Store: kinds.StoreRules{ReturnDeletedObject: true},
+		Store:  kinds.StoreRules{ReturnDeletedObject: true},
+		Fields: &kinds.FieldSelectors{Names: []string{"status.phase"}, New: func() kinds.FieldReading { return new(reading) }},
 		Upstream: []kinds.Upstream{
 			{Path: "pkg/apis/core/v1/defaults.go", Version: "v1.37.2", Parts: "SetDefaults_Namespace, SetDefaults_NamespaceStatus"},
 			{Path: "pkg/apis/core/validation/validation.go", Version: "v1.37.2", Parts: "ValidateNamespace, ValidateNamespaceUpdate, ValidateNamespaceStatusUpdate, ValidateNamespaceFinalizeUpdate"},
-			{Path: "pkg/registry/core/namespace/strategy.go", Version: "v1.37.2", Parts: "namespaceStrategy, namespaceStatusStrategy, namespaceFinalizeStrategy"},
+			{Path: "pkg/registry/core/namespace/strategy.go", Version: "v1.37.2", Parts: "namespaceStrategy, namespaceStatusStrategy, namespaceFinalizeStrategy, NamespaceToSelectableFields"},
 			{Path: "pkg/printers/internalversion/printers.go", Version: "v1.37.2", Parts: "printNamespace"},
 		},
 	}
 }
+
+// reading is what a stored Namespace is selected by: its phase.
+type reading struct {
+	kinds.SelectableMeta
+	Status struct {
+		Phase string `json:"phase"`
+	} `json:"status"`
+}
+
+func (r *reading) AddFields(set fields.Set) { set["status.phase"] = r.Status.Phase }
 
 func cells(ns *corev1.Namespace, now time.Time) []any {
 	return []any{ns.Name, string(ns.Status.Phase), printers.Age(ns.CreationTimestamp, now)}

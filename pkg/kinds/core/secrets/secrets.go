@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -37,6 +38,7 @@ func Kind() kinds.Kind {
 			ListGoType: reflect.TypeFor[corev1.SecretList](),
 		},
 		Strategy: strategy{},
+		Fields:   &kinds.FieldSelectors{Names: []string{"type"}, New: func() kinds.FieldReading { return new(reading) }},
 		Table: &kinds.Table{
 			Columns: []metav1.TableColumnDefinition{printers.NameColumn(), printers.Column("Type", doc["type"]), printers.Column("Data", doc["data"]), printers.AgeColumn()},
 			Cells:   printers.Typed(cells),
@@ -45,10 +47,19 @@ func Kind() kinds.Kind {
 			{Path: "pkg/apis/core/v1/defaults.go", Version: "v1.37.2", Parts: "SetDefaults_Secret"},
 			{Path: "pkg/apis/core/v1/conversion.go", Version: "v1.37.2", Parts: "Convert_v1_Secret_To_core_Secret (stringData into data)"},
 			{Path: "pkg/apis/core/validation/validation.go", Version: "v1.37.2", Parts: "ValidateSecret, ValidateSecretUpdate"},
+			{Path: "pkg/registry/core/secret/strategy.go", Version: "v1.37.2", Parts: "SelectableFields"},
 			{Path: "pkg/printers/internalversion/printers.go", Version: "v1.37.2", Parts: "printSecret"},
 		},
 	}
 }
+
+// reading is what a stored Secret is selected by (kube's SelectableFields: its type).
+type reading struct {
+	kinds.SelectableMeta
+	Type string `json:"type"`
+}
+
+func (r *reading) AddFields(set fields.Set) { set["type"] = r.Type }
 
 // cells counts the keys of data and stringData together: kube prints the internal object, in which
 // stringData has been merged into data.

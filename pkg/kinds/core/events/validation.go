@@ -1,7 +1,7 @@
-// Ported from k8s.io/kubernetes v1.37.2 pkg/apis/core/validation/events.go and
-// pkg/apis/events/v1/conversion.go.
+// Ported from k8s.io/kubernetes v1.37.2 pkg/apis/core/validation/events.go (ValidateEventCreate,
+// ValidateEventUpdate and legacyValidateEvent).
 
-package registry
+package events
 
 import (
 	"fmt"
@@ -14,7 +14,6 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -27,125 +26,19 @@ const (
 	noteLengthLimit              = 1024
 )
 
-// EventToCore converts an events.k8s.io/v1 Event to the core v1 Event it is stored as, with kube's
-// field mapping: regarding is involvedObject, note is message, the deprecated fields are the older
-// API's, reportingController is reportingComponent. The result shares no memory with e.
-func EventToCore(e *eventsv1.Event) *corev1.Event {
-	e = e.DeepCopy()
-	out := &corev1.Event{
-		TypeMeta:            metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
-		ObjectMeta:          e.ObjectMeta,
-		InvolvedObject:      e.Regarding,
-		Reason:              e.Reason,
-		Message:             e.Note,
-		Source:              e.DeprecatedSource,
-		FirstTimestamp:      e.DeprecatedFirstTimestamp,
-		LastTimestamp:       e.DeprecatedLastTimestamp,
-		Count:               e.DeprecatedCount,
-		Type:                e.Type,
-		EventTime:           e.EventTime,
-		Action:              e.Action,
-		Related:             e.Related,
-		ReportingController: e.ReportingController,
-		ReportingInstance:   e.ReportingInstance,
-	}
-	if e.Series != nil {
-		out.Series = &corev1.EventSeries{Count: e.Series.Count, LastObservedTime: e.Series.LastObservedTime}
-	}
-	return out
-}
-
-// EventFromCore converts a stored core v1 Event to events.k8s.io/v1, the inverse of EventToCore.
-func EventFromCore(e *corev1.Event) *eventsv1.Event {
-	e = e.DeepCopy()
-	out := &eventsv1.Event{
-		TypeMeta:                 metav1.TypeMeta{APIVersion: eventsv1.SchemeGroupVersion.String(), Kind: "Event"},
-		ObjectMeta:               e.ObjectMeta,
-		EventTime:                e.EventTime,
-		ReportingController:      e.ReportingController,
-		ReportingInstance:        e.ReportingInstance,
-		Action:                   e.Action,
-		Reason:                   e.Reason,
-		Regarding:                e.InvolvedObject,
-		Related:                  e.Related,
-		Note:                     e.Message,
-		Type:                     e.Type,
-		DeprecatedSource:         e.Source,
-		DeprecatedFirstTimestamp: e.FirstTimestamp,
-		DeprecatedLastTimestamp:  e.LastTimestamp,
-		DeprecatedCount:          e.Count,
-	}
-	if e.Series != nil {
-		out.Series = &eventsv1.EventSeries{Count: e.Series.Count, LastObservedTime: e.Series.LastObservedTime}
-	}
-	return out
-}
-
-// StoredForm is how a resource whose objects are another's (Resource.StoredAs) reads and writes them:
-// the stored kind, and the conversions between the served and the stored Go types.
-type StoredForm struct {
-	// GVK is the kind the objects are stored as.
-	GVK schema.GroupVersionKind
-	// New returns an empty stored object.
-	New func() runtime.Object
-	// FieldLabels maps the fields a list or watch of the served kind may select by to the stored kind's
-	// (kube's field label conversion); a field not in it is not supported.
-	FieldLabels map[string]string
-	// ToStored converts a served object to its stored form; FromStored converts back. Neither
-	// modifies its argument.
-	ToStored   func(runtime.Object) (runtime.Object, error)
-	FromStored func(runtime.Object) (runtime.Object, error)
-}
-
-// eventsStoredForm stores events.k8s.io/v1 Events as core v1 Events.
-func eventsStoredForm() *StoredForm {
-	return &StoredForm{
-		GVK: corev1.SchemeGroupVersion.WithKind("Event"),
-		New: func() runtime.Object { return &corev1.Event{} },
-		// kube's field label conversion of events.k8s.io/v1 Events (pkg/apis/events/v1/conversion.go).
-		FieldLabels: map[string]string{
-			"reason":                    "reason",
-			"regarding.kind":            "involvedObject.kind",
-			"regarding.namespace":       "involvedObject.namespace",
-			"regarding.name":            "involvedObject.name",
-			"regarding.uid":             "involvedObject.uid",
-			"regarding.apiVersion":      "involvedObject.apiVersion",
-			"regarding.resourceVersion": "involvedObject.resourceVersion",
-			"regarding.fieldPath":       "involvedObject.fieldPath",
-			"reportingController":       "reportingComponent",
-			"type":                      "type",
-			"metadata.namespace":        "metadata.namespace",
-			"metadata.name":             "metadata.name",
-		},
-		ToStored: func(obj runtime.Object) (runtime.Object, error) {
-			e, ok := obj.(*eventsv1.Event)
-			if !ok {
-				return nil, fmt.Errorf("storing a %T as a core Event", obj)
-			}
-			return EventToCore(e), nil
-		},
-		FromStored: func(obj runtime.Object) (runtime.Object, error) {
-			e, ok := obj.(*corev1.Event)
-			if !ok {
-				return nil, fmt.Errorf("reading a stored %T as an events.k8s.io Event", obj)
-			}
-			return EventFromCore(e), nil
-		},
-	}
-}
-
-// eventRules are kube's rules for events, which depend on the API a write comes through: through core
+// strategy is kube's for events, whose rules depend on the API a write comes through: through core
 // v1 only the legacy checks apply (backwards compatibility), through events.k8s.io/v1 the strict ones
 // too. Both validate the core form, so errors name the core fields (involvedObject, message, count),
 // as kube's do. The kind's checks come before the generic metadata checks, which run only when they
-// pass (kindFirst), as in kube's store.
-type eventRules struct {
-	noRules
+// pass (kinds.KindFirstValidator), as in kube's store.
+type strategy struct {
 	// strict is true for writes through events.k8s.io/v1.
 	strict bool
 }
 
-func (eventRules) validatesKindFirst() {}
+func (strategy) ValidatesKindFirst()                  {}
+func (strategy) PrepareForCreate(runtime.Object)      {}
+func (strategy) PrepareForUpdate(_, _ runtime.Object) {}
 
 // coreEvent returns the core form of an event of either API; another kind is a handler bug, reported
 // as an internal error rather than a panic.
@@ -154,12 +47,12 @@ func coreEvent(obj runtime.Object) (*corev1.Event, *field.Error) {
 	case *corev1.Event:
 		return e, nil
 	case *eventsv1.Event:
-		return EventToCore(e), nil
+		return ToCore(e), nil
 	}
 	return nil, field.InternalError(nil, fmt.Errorf("validating a %T as an Event", obj))
 }
 
-func (r eventRules) validate(obj runtime.Object) field.ErrorList {
+func (r strategy) Validate(obj runtime.Object) field.ErrorList {
 	e, bad := coreEvent(obj)
 	if bad != nil {
 		return field.ErrorList{bad}
@@ -191,7 +84,7 @@ func (r eventRules) validate(obj runtime.Object) field.ErrorList {
 	return errs
 }
 
-func (r eventRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
+func (r strategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	e, bad := coreEvent(obj)
 	if bad != nil {
 		return field.ErrorList{bad}
@@ -236,7 +129,7 @@ func (r eventRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
 // legacy are the checks every event passes, whichever API it comes through. Events of the older API
 // (no eventTime) must be about an object of their namespace; the newer ones name their reporter,
 // action and reason.
-func (r eventRules) legacy(e *corev1.Event) field.ErrorList {
+func (r strategy) legacy(e *corev1.Event) field.ErrorList {
 	var errs field.ErrorList
 	reportingController := field.NewPath("reportingController")
 	if !r.strict {
@@ -303,13 +196,13 @@ func validateEventSeries(e *corev1.Event) field.ErrorList {
 	return errs
 }
 
-// objectReference and eventSource are kube's internal types, whose JSON (field names as in Go, nothing
+// objectReference and internalEventSource are kube's internal types, whose JSON (field names as in Go, nothing
 // omitted) is how kube's "field is immutable" errors print the values of these fields.
 type objectReference struct {
 	Kind, Namespace, Name, UID, APIVersion, ResourceVersion, FieldPath string
 }
 
-type eventSource struct{ Component, Host string }
+type internalEventSource struct{ Component, Host string }
 
 func internalReference(r *corev1.ObjectReference) objectReference {
 	return objectReference{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: string(r.UID),
@@ -324,42 +217,6 @@ func internalReferencePtr(r *corev1.ObjectReference) *objectReference {
 	return &out
 }
 
-func internalSource(s corev1.EventSource) eventSource {
-	return eventSource{Component: s.Component, Host: s.Host}
-}
-
-// storedForm returns how objects of gvk are stored as the resource stored, the only pairing kube has
-// among the kinds apictl serves being events.k8s.io/v1 Events stored as core v1 events.
-func storedForm(gvk schema.GroupVersionKind, stored schema.GroupVersionResource) (*StoredForm, error) {
-	if gvk == eventsv1.SchemeGroupVersion.WithKind("Event") && stored == corev1.SchemeGroupVersion.WithResource("events") {
-		return eventsStoredForm(), nil
-	}
-	return nil, fmt.Errorf("%s cannot be stored as %s", gvk, stored)
-}
-
-// ConvertEvent converts an Event of one API into out, an Event of the other (or of the same), as kube
-// converts between them through its internal Event: for admission webhooks and policies that match
-// the other API's events (matchPolicy Equivalent).
-func ConvertEvent(in, out runtime.Object) error {
-	switch i := in.(type) {
-	case *eventsv1.Event:
-		switch o := out.(type) {
-		case *corev1.Event:
-			*o = *EventToCore(i)
-			return nil
-		case *eventsv1.Event:
-			*o = *i.DeepCopy()
-			return nil
-		}
-	case *corev1.Event:
-		switch o := out.(type) {
-		case *eventsv1.Event:
-			*o = *EventFromCore(i)
-			return nil
-		case *corev1.Event:
-			*o = *i.DeepCopy()
-			return nil
-		}
-	}
-	return fmt.Errorf("converting %T to %T: not an Event of either API", in, out)
+func internalSource(s corev1.EventSource) internalEventSource {
+	return internalEventSource{Component: s.Component, Host: s.Host}
 }

@@ -1,4 +1,9 @@
-package registry
+// Ported from k8s.io/kubernetes v1.37.2
+// staging/src/k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition/strategy.go (the
+// strategy and the status strategy, without their warnings; validation is the library's own). The
+// package itself is not imported: it brings kube's generic registry store and etcd3 storage along.
+
+package customresourcedefinitions
 
 import (
 	"context"
@@ -9,43 +14,41 @@ import (
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// crdRules are kube's rules for CustomResourceDefinitions (apiextensions-apiserver's
-// pkg/registry/customresourcedefinition strategy). kube runs its strategy and validation on the
-// internal type, so these do too: each step converts the v1 object to the internal one with
-// apiextensions' own conversions, applies kube's rule, and converts back, which also normalises the
-// object as kube's storage round trip does.
+// strategy is kube's for CustomResourceDefinitions (apiextensions-apiserver's
+// pkg/registry/customresourcedefinition). kube runs its strategy and validation on the internal
+// type, so this does too: each step converts the v1 object to the internal one with apiextensions'
+// own conversions, applies kube's rule, and converts back, which also normalises the object as
+// kube's storage round trip does.
 //
 // The feature gates that strategy consults (CRDValidationRatcheting, CustomResourceFieldSelectors,
 // CRDObservedGenerationTracking) are all on in v1.37, so its dropDisabledFields drops nothing and
 // has no counterpart here.
-type crdRules struct {
+type strategy struct {
 	// scheme holds the internal and v1 types of apiextensions.k8s.io, their conversions and v1's
-	// defaults; it is only read after newCRDRules.
+	// defaults; it is only read after newStrategy.
 	scheme *runtime.Scheme
 }
 
-func newCRDRules() (crdRules, error) {
+func newStrategy() strategy {
 	scheme := runtime.NewScheme()
-	if err := apiextensions.AddToScheme(scheme); err != nil {
-		return crdRules{}, fmt.Errorf("registering the internal apiextensions types: %w", err)
-	}
-	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
-		return crdRules{}, fmt.Errorf("registering apiextensions.k8s.io/v1: %w", err)
-	}
-	return crdRules{scheme: scheme}, nil
+	utilruntime.Must(apiextensions.AddToScheme(scheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
+	return strategy{scheme: scheme}
 }
 
-func (crdRules) validatesMeta() {}
+// ValidatesMeta: the CRD's validation checks its metadata itself (the name must be <plural>.<group>).
+func (strategy) ValidatesMeta() {}
 
-// setDefaults applies v1's defaults (conversion strategy None, singular and listKind from the kind,
+// Default applies v1's defaults (conversion strategy None, singular and listKind from the kind,
 // the storage version in status.storedVersions, webhook service port 443) as kube's decoder does.
-func (c crdRules) setDefaults(obj runtime.Object) { c.scheme.Default(obj) }
+func (c strategy) Default(obj runtime.Object) { c.scheme.Default(obj) }
 
 // internal converts a v1 CRD to apiextensions' internal type.
-func (c crdRules) internal(obj runtime.Object) (*apiextensions.CustomResourceDefinition, error) {
+func (c strategy) internal(obj runtime.Object) (*apiextensions.CustomResourceDefinition, error) {
 	out := &apiextensions.CustomResourceDefinition{}
 	if err := c.scheme.Convert(obj, out, nil); err != nil {
 		return nil, fmt.Errorf("converting the CustomResourceDefinition to the internal version: %w", err)
@@ -54,7 +57,7 @@ func (c crdRules) internal(obj runtime.Object) (*apiextensions.CustomResourceDef
 }
 
 // toV1 replaces obj, a v1 CRD, with in converted back to v1.
-func (c crdRules) toV1(in *apiextensions.CustomResourceDefinition, obj runtime.Object) error {
+func (c strategy) toV1(in *apiextensions.CustomResourceDefinition, obj runtime.Object) error {
 	out := &apiextensionsv1.CustomResourceDefinition{}
 	if err := c.scheme.Convert(in, out, nil); err != nil {
 		return fmt.Errorf("converting the CustomResourceDefinition to v1: %w", err)
@@ -64,14 +67,14 @@ func (c crdRules) toV1(in *apiextensions.CustomResourceDefinition, obj runtime.O
 	return nil
 }
 
-// prepareCreate resets status, starts generation at 1 and records the storage version as stored.
-// A body the conversion cannot read is left alone; validate reports it.
+// PrepareForCreate resets status, starts generation at 1 and records the storage version as stored.
+// A body the conversion cannot read is left alone; Validate reports it.
 //
 // Defaults are applied again first: a server-side apply or a patch builds its object without the
 // decoder, and kube's field manager and patch decoding default what they build. Defaulting twice
 // changes nothing.
-func (c crdRules) prepareCreate(obj runtime.Object) {
-	c.setDefaults(obj)
+func (c strategy) PrepareForCreate(obj runtime.Object) {
+	c.Default(obj)
 	crd, err := c.internal(obj)
 	if err != nil {
 		return
@@ -82,10 +85,10 @@ func (c crdRules) prepareCreate(obj runtime.Object) {
 	_ = c.toV1(crd, obj)
 }
 
-// prepareUpdate keeps status from the stored object and moves generation on when spec changed.
-// Defaults are applied again first, as in prepareCreate.
-func (c crdRules) prepareUpdate(obj, old runtime.Object) {
-	c.setDefaults(obj)
+// PrepareForUpdate keeps status from the stored object and moves generation on when spec changed.
+// Defaults are applied again first, as in PrepareForCreate.
+func (c strategy) PrepareForUpdate(obj, old runtime.Object) {
+	c.Default(obj)
 	crd, err := c.internal(obj)
 	if err != nil {
 		return
@@ -115,13 +118,13 @@ func recordStorageVersion(crd *apiextensions.CustomResourceDefinition) {
 	}
 }
 
-// The kindRules interface carries no context: kube's CRD validation takes one for declarative
+// kinds.Strategy carries no context: kube's CRD validation takes one for declarative
 // metadata validation and CEL cost estimation, which are CPU work that nothing cancels mid-way.
 
-// validate is kube's ValidateCustomResourceDefinition: metadata (the name must be
+// Validate is kube's ValidateCustomResourceDefinition: metadata (the name must be
 // <plural>.<group>), names, versions, schemas (structural, pruned defaults, CEL rules within their
 // cost budget), subresources, conversion, stored versions and API approval.
-func (c crdRules) validate(obj runtime.Object) field.ErrorList {
+func (c strategy) Validate(obj runtime.Object) field.ErrorList {
 	crd, err := c.internal(obj)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
@@ -129,14 +132,14 @@ func (c crdRules) validate(obj runtime.Object) field.ErrorList {
 	return crdvalidation.ValidateCustomResourceDefinition(context.Background(), crd)
 }
 
-// validateUpdate is kube's ValidateCustomResourceDefinitionUpdate: scope, and once Established the
+// ValidateUpdate is kube's ValidateCustomResourceDefinitionUpdate: scope, and once Established the
 // names, cannot change; stricter rules apply unless the stored object already breaks them.
-func (c crdRules) validateUpdate(obj, old runtime.Object) field.ErrorList {
+func (c strategy) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
 	return c.validatePair(obj, old, crdvalidation.ValidateCustomResourceDefinitionUpdate)
 }
 
 // validatePair runs an update validation of kube's on the internal forms of obj and old.
-func (c crdRules) validatePair(obj, old runtime.Object, validate func(context.Context, *apiextensions.CustomResourceDefinition, *apiextensions.CustomResourceDefinition) field.ErrorList) field.ErrorList {
+func (c strategy) validatePair(obj, old runtime.Object, validate func(context.Context, *apiextensions.CustomResourceDefinition, *apiextensions.CustomResourceDefinition) field.ErrorList) field.ErrorList {
 	crd, err := c.internal(obj)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
@@ -148,20 +151,19 @@ func (c crdRules) validatePair(obj, old runtime.Object, validate func(context.Co
 	return validate(context.Background(), crd, oldCRD)
 }
 
-// validateStatusUpdate is kube's ValidateUpdateCustomResourceDefinitionStatus, after the generic
+// ValidateStatusUpdate is kube's ValidateUpdateCustomResourceDefinitionStatus, after the generic
 // metadata checks kube's store runs on every update.
-func (c crdRules) validateStatusUpdate(obj, old runtime.Object) field.ErrorList {
+func (c strategy) ValidateStatusUpdate(obj, old runtime.Object) field.ErrorList {
 	return c.validatePair(obj, old, crdvalidation.ValidateUpdateCustomResourceDefinitionStatus)
 }
 
-// statusUpdate keeps the stored spec and takes everything else from the request, metadata included:
+// PrepareForStatusUpdate keeps the stored spec and takes everything else from the request, metadata included:
 // kube's CRD status strategy resets no metadata (kubernetes/kubernetes#137681), so labels and
 // annotations written through /status stick. The server-owned metadata fields are kept as on every
 // update.
-func (c crdRules) statusUpdate(obj, old runtime.Object) runtime.Object {
+func (c strategy) PrepareForStatusUpdate(obj, old runtime.Object) runtime.Object {
 	out := obj.(*apiextensionsv1.CustomResourceDefinition).DeepCopy()
 	oldCRD := old.(*apiextensionsv1.CustomResourceDefinition)
 	out.Spec = *oldCRD.Spec.DeepCopy()
-	prepareMetaForUpdate(out, oldCRD)
 	return out
 }
