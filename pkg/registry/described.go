@@ -96,3 +96,10 @@ func (noRules) prepareCreate(runtime.Object)                                  {}
 func (noRules) prepareUpdate(runtime.Object, runtime.Object)                  {}
 func (noRules) validate(runtime.Object) field.ErrorList                       { return nil }
 func (noRules) validateUpdate(runtime.Object, runtime.Object) field.ErrorList { return nil }
+
+// DeleteMarker returns the kind's own delete marking (kinds.DeleteMarker), nil for a kind whose
+// deletes follow the generic rules.
+func (s *Strategy) DeleteMarker() kinds.DeleteMarker {
+	dm, _ := s.described.(kinds.DeleteMarker)
+	return dm
+}

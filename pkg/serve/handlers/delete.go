@@ -11,7 +11,6 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
@@ -180,7 +179,11 @@ func (s *store) deleteObject(ctx context.Context, namespace, name string, opts *
 			if err != nil {
 				return err
 			}
-			if s.mustMark(m, &opts.DeleteOptions) {
+			mark, err := s.mustMark(current, m, &opts.DeleteOptions)
+			if err != nil {
+				return err
+			}
+			if mark {
 				return errGraceful
 			}
 			return nil
@@ -222,17 +225,22 @@ func (s *store) vetDelete(ctx context.Context, current storage.KeyValue, namespa
 	return &m, nil
 }
 
-// mustMark says whether a delete with o leaves the object marked for deletion rather than removed.
-func (s *store) mustMark(m *storedMeta, o *metav1.DeleteOptions) bool {
-	first := m.Metadata.DeletionTimestamp == nil
-	switch {
-	case s.gr == namespacesResource && (first || len(m.Spec.Finalizers) > 0):
-		return true // the namespace lifecycle: kube's namespace storage marks, its controller empties
-	case s.gr == crdResource && first:
-		return true // the first delete of a CRD only starts its cleanup
+// mustMark says whether a delete with o leaves the object stored in current (whose metadata is m)
+// marked for deletion rather than removed. A kind with rules of its own (kinds.DeleteMarker: a
+// Namespace's lifecycle, a CRD's cleanup) decides first, on the decoded object; those deletes are
+// rare, and every other kind decides on m alone.
+func (s *store) mustMark(current storage.KeyValue, m *storedMeta, o *metav1.DeleteOptions) (bool, error) {
+	if dm := s.strategy.DeleteMarker(); dm != nil {
+		obj, err := s.decodeStored(current)
+		if err != nil {
+			return false, err
+		}
+		if applies, _ := dm.MarkOnDelete(obj, o); applies {
+			return true, nil
+		}
 	}
 	finalizers, _ := deletionFinalizers(s.gcPolicy(), m.Metadata.Finalizers, o)
-	return len(finalizers) > 0
+	return len(finalizers) > 0, nil
 }
 
 // gcPolicy is the default garbage-collection policy of the scope's kind.
@@ -266,7 +274,11 @@ func (s *store) dryRunDelete(ctx context.Context, key, namespace, name string, o
 	if err != nil {
 		return deleteResult{}, apiError(err, s.gr, name)
 	}
-	if !s.mustMark(m, &opts.DeleteOptions) {
+	mark, err := s.mustMark(current, m, &opts.DeleteOptions)
+	if err != nil {
+		return deleteResult{}, apiError(err, s.gr, name)
+	}
+	if !mark {
 		if len(m.Metadata.Finalizers) > 0 {
 			// kube takes its update path for an object whose finalizers the delete removes, and a dry
 			// run of it answers with the store's empty object.
@@ -368,10 +380,10 @@ func (s *store) markForDeletion(ctx context.Context, key string, opts *deleteOpt
 }
 
 // applyDeletion changes obj as a delete with o marks it, at now, and reports whether anything
-// changed; errDeleteNow when no finalizer is left to wait for. It follows kube's stores: a
-// namespace's first delete sets its Terminating phase and its own finalizer rules; a CRD's first
-// delete adds the cleanup finalizer and the Terminating condition; every other delete sets the
-// garbage collector's finalizers (deletionFinalizersForGarbageCollection) and marks the object
+// changed; errDeleteNow when no finalizer is left to wait for. It follows kube's stores: a kind with
+// rules of its own marks by them (kinds.DeleteMarker; kube's namespace and CRD storage set no grace
+// period, only the deletionTimestamp on the first delete); every other delete sets the garbage
+// collector's finalizers (deletionFinalizersForGarbageCollection) and marks the object
 // (markAsDeleting: deletionTimestamp, deletionGracePeriodSeconds 0, and the generation bumped once).
 func (s *store) applyDeletion(obj runtime.Object, o *metav1.DeleteOptions, now metav1.Time) (bool, error) {
 	m, err := meta.Accessor(obj)
@@ -379,23 +391,12 @@ func (s *store) applyDeletion(obj runtime.Object, o *metav1.DeleteOptions, now m
 		return false, err
 	}
 	first := m.GetDeletionTimestamp() == nil
-	switch obj := obj.(type) {
-	case *corev1.Namespace:
-		if first {
-			// kube's namespace storage sets no grace period, only the phase.
-			m.SetDeletionTimestamp(&now)
-			obj.Status.Phase = corev1.NamespaceTerminating
-			m.SetFinalizers(namespaceDeletionFinalizers(m.GetFinalizers(), o))
-			return true, nil
-		}
-		if len(obj.Spec.Finalizers) > 0 {
-			return false, nil // kube returns a terminating namespace as it is
-		}
-	case *apiextensionsv1.CustomResourceDefinition:
-		if first {
-			m.SetDeletionTimestamp(&now)
-			markCRDTerminating(obj)
-			return true, nil
+	if dm := s.strategy.DeleteMarker(); dm != nil {
+		if applies, changed := dm.MarkOnDelete(obj, o); applies {
+			if first {
+				m.SetDeletionTimestamp(&now)
+			}
+			return changed || first, nil
 		}
 	}
 	finalizers, changed := deletionFinalizers(s.gcPolicy(), m.GetFinalizers(), o)

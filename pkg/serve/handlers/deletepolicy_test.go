@@ -58,32 +58,3 @@ func TestDeletionFinalizers(t *testing.T) {
 		})
 	}
 }
-
-// TestNamespaceDeletionFinalizers pins kube's namespace storage rules.
-func TestNamespaceDeletionFinalizers(t *testing.T) {
-	policy := func(p metav1.DeletionPropagation) *metav1.DeleteOptions {
-		return &metav1.DeleteOptions{PropagationPolicy: &p}
-	}
-	orphanDependents := func(b bool) *metav1.DeleteOptions { return &metav1.DeleteOptions{OrphanDependents: &b} }
-	tests := []struct {
-		name       string
-		finalizers []string
-		opts       *metav1.DeleteOptions
-		want       []string
-	}{
-		{name: "none", want: nil},
-		{name: "no options keep", finalizers: []string{"orphan"}, opts: &metav1.DeleteOptions{}, want: []string{"orphan"}},
-		// kube: a/b then foregroundDeletion.
-		{name: "foreground", finalizers: []string{"a/b"}, opts: policy(metav1.DeletePropagationForeground), want: []string{"a/b", "foregroundDeletion"}},
-		{name: "background removes both", finalizers: []string{"orphan", "a/b", "foregroundDeletion"}, opts: policy(metav1.DeletePropagationBackground), want: []string{"a/b"}},
-		{name: "orphanDependents=false is foreground", opts: orphanDependents(false), want: []string{"foregroundDeletion"}},
-		{name: "orphanDependents=true", opts: orphanDependents(true), want: []string{"orphan"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := namespaceDeletionFinalizers(tt.finalizers, tt.opts); !slices.Equal(got, tt.want) {
-				t.Errorf("namespaceDeletionFinalizers = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}

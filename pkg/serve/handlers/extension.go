@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 
-	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,24 +20,6 @@ import (
 
 // errCRDTerminating is kube's reason for refusing creates of a CRD being deleted.
 var errCRDTerminating = errors.New("create not allowed while custom resource definition is terminating")
-
-// crdResource is the resource whose first delete starts a cleanup instead of removing the object.
-var crdResource = apiextensionsv1.Resource("customresourcedefinitions")
-
-// markCRDTerminating is what kube's CRD storage does at a CRD's first delete, besides setting its
-// deletionTimestamp (which, as in kube, comes with no grace period): the cleanup finalizer, which the
-// CRD controller removes once every instance is gone, and the Terminating condition.
-func markCRDTerminating(crd *apiextensionsv1.CustomResourceDefinition) {
-	if !slices.Contains(crd.Finalizers, apiextensionsv1.CustomResourceCleanupFinalizer) {
-		crd.Finalizers = append(crd.Finalizers, apiextensionsv1.CustomResourceCleanupFinalizer)
-	}
-	apiextensionshelpers.SetCRDCondition(crd, apiextensionsv1.CustomResourceDefinitionCondition{
-		Type:    apiextensionsv1.Terminating,
-		Status:  apiextensionsv1.ConditionTrue,
-		Reason:  "InstanceDeletionPending",
-		Message: "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
-	})
-}
 
 // Extension is what the handlers serve of one CustomResourceDefinition: the scopes of its resource
 // at every served version and of their subresources. It is built once per change of the CRD, off

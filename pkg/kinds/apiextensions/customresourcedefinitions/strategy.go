@@ -8,11 +8,14 @@ package customresourcedefinitions
 import (
 	"context"
 	"fmt"
+	"slices"
 
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -166,4 +169,25 @@ func (c strategy) PrepareForStatusUpdate(obj, old runtime.Object) runtime.Object
 	oldCRD := old.(*apiextensionsv1.CustomResourceDefinition)
 	out.Spec = *oldCRD.Spec.DeepCopy()
 	return out
+}
+
+// MarkOnDelete is kube's CRD storage at a CRD's first delete, besides setting its deletionTimestamp
+// (which, as in kube, comes with no grace period): the cleanup finalizer, which the CRD controller
+// removes once every instance is gone, and the Terminating condition. Later deletes are the generic
+// store's.
+func (strategy) MarkOnDelete(obj runtime.Object, _ *metav1.DeleteOptions) (applies, changed bool) {
+	crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if crd.DeletionTimestamp != nil {
+		return false, false
+	}
+	if !slices.Contains(crd.Finalizers, apiextensionsv1.CustomResourceCleanupFinalizer) {
+		crd.Finalizers = append(crd.Finalizers, apiextensionsv1.CustomResourceCleanupFinalizer)
+	}
+	apiextensionshelpers.SetCRDCondition(crd, apiextensionsv1.CustomResourceDefinitionCondition{
+		Type:    apiextensionsv1.Terminating,
+		Status:  apiextensionsv1.ConditionTrue,
+		Reason:  "InstanceDeletionPending",
+		Message: "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+	})
+	return true, true
 }
