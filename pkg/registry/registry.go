@@ -19,6 +19,7 @@ import (
 
 	"github.com/apictl/apictl/pkg/kinds"
 	kindsbuiltin "github.com/apictl/apictl/pkg/kinds/builtin"
+	"github.com/apictl/apictl/pkg/kinds/customresources"
 	"github.com/apictl/apictl/pkg/routes"
 )
 
@@ -117,29 +118,41 @@ func newStrategy(gvr schema.GroupVersionResource, res *routes.Resource) (s *Stra
 		hasStatus: hasSubresource(res, "status"),
 	}
 	if res.Custom || res.GoType == nil {
+		// A custom resource's descriptor is built from its CRD's route-model entry.
 		s.goType = nil
-		s.rules = customRules{hasStatus: s.hasStatus}
-		// kube refuses unconditional updates of custom resources.
-		s.store = kinds.StoreRules{RequireResourceVersion: true}
+		k := customresources.Kind(gvr.Group, gvr.Version, *res)
+		if err := s.describe(&k); err != nil {
+			return nil, err
+		}
 		return s, nil
 	}
 	if k, ok := kindsbuiltin.Lookup(s.GVK.GroupKind()); ok && k.Version == s.GVK.Version {
-		s.store, s.described, s.admission, s.Stored, s.Fields, s.Equivalent = k.Store, k.Strategy, k.Admission, k.StoredAs, k.Fields, k.Equivalent
-		if k.StoredAs != nil {
-			// lists and watches select stored objects, by the stored kind's fields.
-			if stored, ok := kindsbuiltin.Lookup(k.StoredAs.GVK.GroupKind()); ok {
-				s.Fields = stored.Fields
-			}
-		}
-		if s.rules, err = newDescribedRules(k, s.hasStatus); err != nil {
+		if err := s.describe(k); err != nil {
 			return nil, err
-		}
-		if k.NameRule != nil {
-			s.nameFn = k.NameRule
 		}
 		return s, nil
 	}
 	return nil, fmt.Errorf("no rules for the built-in kind %s: describe it in a package of its own (pkg/kinds) and list it in pkg/kinds/builtin", s.GVK)
+}
+
+// describe takes the strategy's rules from the kind's descriptor.
+func (s *Strategy) describe(k *kinds.Kind) error {
+	s.store, s.described, s.admission, s.Stored, s.Fields, s.Equivalent = k.Store, k.Strategy, k.Admission, k.StoredAs, k.Fields, k.Equivalent
+	if k.StoredAs != nil {
+		// lists and watches select stored objects, by the stored kind's fields.
+		if stored, ok := kindsbuiltin.Lookup(k.StoredAs.GVK.GroupKind()); ok {
+			s.Fields = stored.Fields
+		}
+	}
+	rules, err := newDescribedRules(k, s.hasStatus)
+	if err != nil {
+		return err
+	}
+	s.rules = rules
+	if k.NameRule != nil {
+		s.nameFn = k.NameRule
+	}
+	return nil
 }
 
 func hasSubresource(res *routes.Resource, name string) bool {
@@ -175,10 +188,6 @@ func (s *Strategy) PrepareForCreate(obj runtime.Object, now time.Time) error {
 		return err
 	}
 	prepareMetaForCreate(m, now)
-	if s.Custom() {
-		// Generation counts spec changes; kube tracks it for custom resources.
-		m.SetGeneration(1)
-	}
 	s.rules.prepareCreate(obj)
 	return nil
 }
@@ -212,8 +221,8 @@ func (s *Strategy) validatesMeta() bool {
 	return own
 }
 
-// PrepareForUpdate keeps the server-owned metadata of old, applies the kind's update rules, and, for
-// custom resources, moves the generation on when anything but metadata and status changed.
+// PrepareForUpdate keeps the server-owned metadata of old and applies the kind's update rules (a
+// custom resource's move its generation on when anything but metadata changed).
 func (s *Strategy) PrepareForUpdate(obj, old runtime.Object) error {
 	m, oldM, err := accessors(obj, old)
 	if err != nil {
@@ -224,9 +233,6 @@ func (s *Strategy) PrepareForUpdate(obj, old runtime.Object) error {
 	}
 	prepareMetaForUpdate(m, oldM)
 	s.rules.prepareUpdate(obj, old)
-	if s.Custom() && specChanged(obj, old) {
-		m.SetGeneration(oldM.GetGeneration() + 1)
-	}
 	return nil
 }
 

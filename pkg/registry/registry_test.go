@@ -139,9 +139,11 @@ func TestUpdateRules(t *testing.T) {
 }
 
 func TestCustomResourceGeneration(t *testing.T) {
-	s := &Strategy{Resource: &routes.Resource{Kind: "Widget", Namespaced: true, Custom: true},
-		GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}, hasStatus: true,
-		nameFn: strategy(t, "", "configmaps").nameFn, rules: customRules{hasStatus: true}}
+	s, err := newStrategy(schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"},
+		&routes.Resource{Plural: "widgets", Kind: "Widget", Namespaced: true, Custom: true, Subresources: []routes.Subresource{{Name: "status"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	newObj := func(spec, status string) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget",
 			"metadata": map[string]any{"name": "w", "namespace": "d"}, "spec": map[string]any{"size": spec}, "status": map[string]any{"phase": status}}}
