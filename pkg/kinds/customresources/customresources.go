@@ -36,7 +36,8 @@ func Kind(group, version string, res model.Resource) kinds.Kind {
 }
 
 // strategy is apiextensions-apiserver's for custom resources: with a status subresource, a write to
-// the main resource cannot set status; the generation counts changes outside metadata and status.
+// the main resource cannot set status; the generation counts changes outside metadata, status
+// included when the CRD has no status subresource.
 type strategy struct {
 	hasStatus bool
 }
@@ -52,8 +53,9 @@ func (c strategy) PrepareForCreate(obj runtime.Object) {
 	u.SetGeneration(1)
 }
 
-// PrepareForUpdate keeps the stored status, and moves the generation on (from the stored one, which
-// the generic update rules have already set) when anything but metadata and status changed.
+// PrepareForUpdate keeps the stored status when the status subresource owns it, and moves the
+// generation on (from the stored one, which the generic update rules have already set) when anything
+// but metadata changed, as kube compares copyNonMetadata of both.
 func (c strategy) PrepareForUpdate(obj, old runtime.Object) {
 	u, ok1 := obj.(*unstructured.Unstructured)
 	o, ok2 := old.(*unstructured.Unstructured)
@@ -63,7 +65,7 @@ func (c strategy) PrepareForUpdate(obj, old runtime.Object) {
 	if c.hasStatus {
 		copyStatus(u, o)
 	}
-	if specChanged(u, o) {
+	if changedBesidesMetadata(u, o) {
 		u.SetGeneration(o.GetGeneration() + 1)
 	}
 }
@@ -97,10 +99,10 @@ func copyStatus(to, from *unstructured.Unstructured) {
 	}
 }
 
-// specChanged reports whether anything outside metadata and status differs.
-func specChanged(u, o *unstructured.Unstructured) bool {
+// changedBesidesMetadata reports whether anything outside metadata differs.
+func changedBesidesMetadata(u, o *unstructured.Unstructured) bool {
 	for k, v := range u.Object {
-		if k == "metadata" || k == "status" {
+		if k == "metadata" {
 			continue
 		}
 		if !reflect.DeepEqual(v, o.Object[k]) {
@@ -108,7 +110,7 @@ func specChanged(u, o *unstructured.Unstructured) bool {
 		}
 	}
 	for k := range o.Object {
-		if k == "metadata" || k == "status" {
+		if k == "metadata" {
 			continue
 		}
 		if _, ok := u.Object[k]; !ok {
