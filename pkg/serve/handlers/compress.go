@@ -2,12 +2,13 @@ package handlers
 
 import (
 	"bytes"
-	"github.com/klauspost/compress/gzip"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // kube-apiserver's APIResponseCompression (k8s.io/apiserver responsewriters, writers.go and

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,12 +12,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/warning"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/apictl/apictl/pkg/registry/crschema"
+	"github.com/apictl/apictl/pkg/serve/store"
 )
 
 // readBody reads the request body as JSON, converting YAML; protobuf bodies are returned as they are
@@ -67,10 +66,10 @@ func (s *scope) decodeObject(body []byte, format outputFormat, validation string
 		s.setDefaults(obj)
 		return obj, nil, nil
 	}
-	if s.crv != nil {
+	if s.Crv != nil {
 		// The CRD's schema prunes unknown fields (reporting them per fieldValidation) and applies defaults;
 		// it checks apiVersion and kind with the messages of kube's unstructured decoder.
-		u, warnings, err := s.crv.DecodeBody(body, validation)
+		u, warnings, err := s.Crv.DecodeBody(body, validation)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -78,7 +77,7 @@ func (s *scope) decodeObject(body []byte, format outputFormat, validation string
 	}
 	var tm typeMeta
 	if err := json.Unmarshal(body, &tm); err != nil {
-		return nil, nil, crschema.Unrecognized(s.objectGVK.Kind, fmt.Errorf("couldn't get version/kind; json parse error: %w", err), body)
+		return nil, nil, crschema.Unrecognized(s.ObjectGVK.Kind, fmt.Errorf("couldn't get version/kind; json parse error: %w", err), body)
 	}
 	if err := s.checkTypeMeta(tm); err != nil {
 		return nil, nil, err
@@ -96,7 +95,7 @@ func (s *scope) decodeObject(body []byte, format outputFormat, validation string
 	if err != nil {
 		return nil, nil, s.cannotHandle(err)
 	}
-	obj.GetObjectKind().SetGroupVersionKind(s.objectGVK)
+	obj.GetObjectKind().SetGroupVersionKind(s.ObjectGVK)
 	s.setDefaults(obj)
 	warnings, err := s.strictErrors(strict, validation)
 	if err != nil {
@@ -108,8 +107,8 @@ func (s *scope) decodeObject(body []byte, format outputFormat, validation string
 // setDefaults applies the kind's decoding defaults to a decoded object of the resource's kind (the
 // resource itself or its status), as kube's decoder does; a Scale is another kind.
 func (s *scope) setDefaults(obj runtime.Object) {
-	if s.strategy != nil && s.objectGVK == s.strategy.GVK {
-		s.strategy.Default(obj)
+	if s.Strategy != nil && s.ObjectGVK == s.Strategy.GVK {
+		s.Strategy.Default(obj)
 	}
 }
 
@@ -117,7 +116,7 @@ func (s *scope) setDefaults(obj runtime.Object) {
 // messages of kube's decoder and create handler. What the body leaves out is the route's, as kube's
 // serializer defaults it.
 func (s *scope) checkTypeMeta(tm typeMeta) error {
-	want := s.objectGVK
+	want := s.ObjectGVK
 	if tm.APIVersion == "" {
 		tm.APIVersion = want.GroupVersion().String()
 	}
@@ -157,12 +156,12 @@ func internalPackage(group string) string {
 
 // cannotHandleKind is kube's 400 for a body of another kind than the route's.
 func (s *scope) cannotHandleKind(got schema.GroupVersionKind, err error) error {
-	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", got.Kind, got.Version, s.objectGVK.Kind, err))
+	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", got.Kind, got.Version, s.ObjectGVK.Kind, err))
 }
 
 // cannotHandle is kube's 400 for a body that does not decode into the kind.
 func (s *scope) cannotHandle(err error) error {
-	gvk := s.objectGVK
+	gvk := s.ObjectGVK
 	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", gvk.Kind, gvk.Version, gvk.Kind, err))
 }
 
@@ -193,7 +192,7 @@ func addWarnings(w http.ResponseWriter, msgs []string) {
 // options, and the body.
 type write struct {
 	out        output
-	opts       *writeOptions
+	opts       *store.WriteOptions
 	body       []byte
 	bodyFormat outputFormat
 }
@@ -211,20 +210,11 @@ func (s *scope) readWrite(w http.ResponseWriter, r *http.Request, optionsKind, n
 		writeError(w, r, err)
 		return nil, false
 	}
-	opts.userAgent = r.UserAgent()
+	opts.UserAgent = r.UserAgent()
 	body, format, err := readBody(r)
 	if err != nil {
-		writeError(w, r, apiError(err, s.gr, name))
+		writeError(w, r, store.APIError(err, s.GR, name))
 		return nil, false
 	}
 	return &write{out: out, opts: opts, body: body, bodyFormat: format}, true
-}
-
-// recordWarnings sends a kind's warnings about a write (registry.Strategy.WarningsOnCreate and
-// WarningsOnUpdate) through the request's warning recorder, as kube's store does: like admission's,
-// they are deduplicated and sent whether or not the write then succeeds.
-func recordWarnings(ctx context.Context, msgs []string) {
-	for _, m := range msgs {
-		warning.AddWarning(ctx, "", m)
-	}
 }

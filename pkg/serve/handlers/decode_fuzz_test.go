@@ -171,8 +171,8 @@ func FuzzDecodeBody(f *testing.F) {
 			t.Fatalf("warnings %q under Strict", warnings)
 		}
 		// A Scale keeps the apiVersion and kind its body gave, which checkTypeMeta held to the route's.
-		if gvk := obj.GetObjectKind().GroupVersionKind(); gvk != s.objectGVK && !s.isScale() {
-			t.Fatalf("decoded a %s on the route of %s", gvk, s.objectGVK)
+		if gvk := obj.GetObjectKind().GroupVersionKind(); gvk != s.ObjectGVK && !s.IsScale() {
+			t.Fatalf("decoded a %s on the route of %s", gvk, s.ObjectGVK)
 		}
 		encoded, err := json.Marshal(obj)
 		if err != nil {
@@ -191,7 +191,7 @@ func FuzzDecodeBody(f *testing.F) {
 
 // fuzzDecode decodes a body as the route of s does.
 func fuzzDecode(s *scope, data []byte, format outputFormat, directive string) (runtime.Object, []string, error) {
-	if s.isScale() {
+	if s.IsScale() {
 		if format == formatProtobuf {
 			return nil, nil, unsupportedMediaType(mediaJSON, mediaYAML)
 		}

@@ -9,13 +9,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/apictl/apictl/pkg/serve/store"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
 // A watch cache still filling answers as kube's does since KEP-4568: 429 TooManyRequests, "storage is
 // (re)initializing", retry after a second (the Status writer sends it as Retry-After).
 func TestAPIErrorInitializing(t *testing.T) {
-	err := apiError(&storage.StorageError{Code: storage.Initializing, Op: "watch", Key: "configmaps/",
+	err := store.APIError(&storage.StorageError{Code: storage.Initializing, Op: "watch", Key: "configmaps/",
 		Err: errors.New("the watch cache is still listing the resource")}, schema.GroupResource{Resource: "configmaps"}, "")
 	var se *apierrors.StatusError
 	if !errors.As(err, &se) {

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 
@@ -15,11 +14,9 @@ import (
 	"github.com/apictl/apictl/pkg/registry/crschema"
 	"github.com/apictl/apictl/pkg/registry/tables"
 	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/serve/store"
 	"github.com/apictl/apictl/pkg/storage"
 )
-
-// errCRDTerminating is kube's reason for refusing creates of a CRD being deleted.
-var errCRDTerminating = errors.New("create not allowed while custom resource definition is terminating")
 
 // Extension is what the handlers serve of one CustomResourceDefinition: the scopes of its resource
 // at every served version and of their subresources. It is built once per change of the CRD, off
@@ -58,15 +55,15 @@ func (a *API) NewExtension(c ExtensionConfig) (*Extension, error) {
 	if err := a.addScopes(e.scopes, c.API, reg, patcher, c.CustomResources, func(schema.GroupResource) storage.Store { return c.Store }); err != nil {
 		return nil, err
 	}
-	conv, err := a.conversions.converter(c.CRD)
+	conv, err := a.conversions.Converter(c.CRD)
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range e.scopes {
-		s.terminating = c.Terminating
+		s.Terminating = c.Terminating
 		if conv != nil {
-			s.conv = conv
-			s.form = crdVersions{conv: conv, version: s.gvr.Version, kind: s.res.Kind}
+			s.Conv = conv
+			s.Form = store.NewCRDVersions(conv, s.GVR.Version, s.Res.Kind)
 		}
 	}
 	return e, nil
@@ -104,19 +101,19 @@ func (a *API) addScopes(dst map[scopeKey]*scope, api *routes.API, reg *registry.
 				if res.StoredAs != nil {
 					storedAs = res.StoredAs.GroupResource() // one watch cache for the objects of both APIs
 				}
-				store := storeOf(storedAs)
-				main := a.newScope(res, nil, gvr, strategy, store)
-				main.patcher = patcher
+				backend := storeOf(storedAs)
+				main := a.newScope(res, nil, gvr, strategy, backend)
+				main.Patcher = patcher
 				main.table = converters[gvr]
 				if res.Custom && crs != nil {
-					main.crv, _ = crs.Validator(gvr)
+					main.Crv, _ = crs.Validator(gvr)
 				}
 				dst[scopeKey{g.Name, v.Name, res.Plural, ""}] = main
 				for j := range res.Subresources {
 					sub := &res.Subresources[j]
-					subScope := a.newScope(res, sub, gvr, strategy, store)
-					subScope.patcher, subScope.crv = patcher, main.crv
-					if !subScope.isScale() {
+					subScope := a.newScope(res, sub, gvr, strategy, backend)
+					subScope.Patcher, subScope.Crv = patcher, main.Crv
+					if !subScope.IsScale() {
 						subScope.table = main.table
 					}
 					dst[scopeKey{g.Name, v.Name, res.Plural, sub.Name}] = subScope
@@ -141,9 +138,9 @@ func (e *Extension) DeleteAll(ctx context.Context) (int, error) {
 	if main == nil {
 		return 0, nil
 	}
-	res, err := main.backend.List(ctx, main.prefix(""), storage.ListOptions{})
+	res, err := main.Backend.List(ctx, main.Prefix(""), storage.ListOptions{})
 	if err != nil {
-		return 0, fmt.Errorf("listing %s: %w", main.gr, err)
+		return 0, fmt.Errorf("listing %s: %w", main.GR, err)
 	}
 	for _, kv := range res.Items {
 		if _, err := main.api.deleteStored(ctx, main, kv.Key); err != nil {

@@ -138,3 +138,23 @@ func readSelectable(kv storage.KeyValue, o kinds.FieldReading) (kinds.FieldReadi
 	}
 	return o, nil
 }
+
+// storedFieldSelector maps a field selector on the route's fields to the stored kind's, which the
+// filter reads from stored objects. The kind's field label conversion refuses what it does not map,
+// with kube's message.
+func storedFieldSelector(stored *kinds.StoredForm, sel fields.Selector) (fields.Selector, error) {
+	if sel.Empty() {
+		return sel, nil
+	}
+	out, err := sel.Transform(func(field, value string) (string, string, error) {
+		mapped, ok := stored.FieldLabels[field]
+		if !ok {
+			return "", "", fmt.Errorf("field label not supported: %s", field)
+		}
+		return mapped, value, nil
+	})
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	return out, nil
+}

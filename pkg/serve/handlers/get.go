@@ -11,12 +11,13 @@ import (
 	"github.com/apictl/apictl/pkg/registry/tables"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve/status"
+	"github.com/apictl/apictl/pkg/serve/store"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
 // get answers GET of one object (and of its status subresource, which is the whole object, as in kube).
 func (s *scope) get(w http.ResponseWriter, r *http.Request, p routes.Params) {
-	if s.isScale() {
+	if s.IsScale() {
 		s.getScale(w, r, p)
 		return
 	}
@@ -35,10 +36,10 @@ func (s *scope) get(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		if writeStoredJSON(w, r, out.format, kv) {
 			return
 		}
-		body, err = respond(kv) // getStored converted it
+		body, err = storage.AppendWithResourceVersion(nil, kv) // getStored converted it
 	}
 	if err != nil {
-		writeError(w, r, apiError(err, s.gr, p.Name))
+		writeError(w, r, store.APIError(err, s.GR, p.Name))
 		return
 	}
 	writeJSON(w, r, http.StatusOK, out.format, body)
@@ -57,12 +58,12 @@ func (s *scope) getStored(w http.ResponseWriter, r *http.Request, p routes.Param
 		writeError(w, r, err)
 		return out, storage.KeyValue{}, false
 	}
-	kv, err := s.backend.Get(r.Context(), s.key(p.Namespace, p.Name), storage.GetOptions{ResourceVersion: rv})
+	kv, err := s.Backend.Get(r.Context(), s.Key(p.Namespace, p.Name), storage.GetOptions{ResourceVersion: rv})
 	if err == nil {
-		kv, err = s.store.readable(kv) // at the route's version: a no-op but for CRDs with several versions
+		kv, err = s.store.Readable(kv) // at the route's version: a no-op but for CRDs with several versions
 	}
 	if err != nil {
-		writeError(w, r, apiError(err, s.gr, p.Name))
+		writeError(w, r, store.APIError(err, s.GR, p.Name))
 		return out, kv, false
 	}
 	return out, kv, true
@@ -95,9 +96,9 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	case status.Pretty(r):
 		stream.indent = &jsonIndenter{}
 	}
-	stream.converts = out.format != formatJSON || out.partial != "" || s.conv != nil
+	stream.converts = out.format != formatJSON || out.partial != "" || s.Conv != nil
 	defer stream.done()
-	res, err := s.backend.List(r.Context(), s.prefix(p.Namespace), storage.ListOptions{
+	res, err := s.Backend.List(r.Context(), s.Prefix(p.Namespace), storage.ListOptions{
 		ResourceVersion:      opts.resourceVersion,
 		ResourceVersionMatch: opts.resourceVersionMatch,
 		Limit:                opts.limit,
@@ -106,13 +107,13 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		Stream:               true,
 	})
 	if err != nil {
-		writeError(w, r, apiError(err, s.gr, ""))
+		writeError(w, r, store.APIError(err, s.GR, ""))
 		return
 	}
 	buf := getBuffer()
 	defer putBuffer(buf)
 	// At the route's version: a no-op but for CRDs with several versions and events.k8s.io's Events.
-	res = s.store.readableStream(res)
+	res = s.store.ReadableStream(res)
 	err = s.encodeListAs(buf, r, out, res, stream.flush)
 	switch {
 	case err != nil && stream.started:
@@ -121,7 +122,7 @@ func (s *scope) list(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		s.api.cfg.Logger.Warn("LIST stopped after its first bytes: the connection is closed", "path", r.URL.Path, "err", err)
 		panic(http.ErrAbortHandler)
 	case err != nil:
-		writeError(w, r, apiError(err, s.gr, ""))
+		writeError(w, r, store.APIError(err, s.GR, ""))
 	case stream.started:
 		stream.finish(buf)
 	case out.format == formatYAML:
@@ -194,7 +195,7 @@ func (t *tableListEncoder) tail(buf *bytes.Buffer) { buf.Write(t.after) }
 func (t *tableListEncoder) emptyItems() string     { return t.empty }
 
 func (t *tableListEncoder) item(buf *bytes.Buffer, kv storage.KeyValue) error {
-	if !t.s.store.form.converts(kv.Value) {
+	if !t.s.store.Form.Converts(kv.Value) {
 		// A custom resource's row straight from its stored JSON, when it is plain: the same bytes
 		// without decoding the object (see AppendStoredRow).
 		if row, ok := t.b.AppendStoredRow(buf.AvailableBuffer(), kv.Value, kv.ModRevision); ok {
@@ -202,7 +203,7 @@ func (t *tableListEncoder) item(buf *bytes.Buffer, kv storage.KeyValue) error {
 			return nil
 		}
 	}
-	obj, err := t.s.store.decodeStored(kv)
+	obj, err := t.s.store.DecodeStored(kv)
 	if err != nil {
 		return err
 	}
@@ -220,7 +221,7 @@ func (s *scope) tableOf(r *http.Request, out output, kv storage.KeyValue) ([]byt
 		return nil, err
 	}
 	opts.Version = out.tableVersion
-	obj, err := s.store.decodeStored(kv)
+	obj, err := s.store.DecodeStored(kv)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -23,12 +22,12 @@ import (
 	"github.com/apictl/apictl/pkg/kinds"
 	"github.com/apictl/apictl/pkg/patch"
 	"github.com/apictl/apictl/pkg/registry"
-	"github.com/apictl/apictl/pkg/registry/crconvert"
 	"github.com/apictl/apictl/pkg/registry/crschema"
 	"github.com/apictl/apictl/pkg/registry/tables"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve/request"
 	"github.com/apictl/apictl/pkg/serve/status"
+	"github.com/apictl/apictl/pkg/serve/store"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -83,7 +82,7 @@ type API struct {
 	// creates are the routes a Creater answers, by route.
 	creates map[scopeKey]*createRoute
 	// conversions makes the converters of CRDs with several versions (convert.go).
-	conversions converterFactory
+	conversions ConverterFactory
 	// admission is the chain writes go through (admission.go, SetAdmission); nil admits everything.
 	admission atomic.Pointer[admissionBox]
 	// listSeats are the seats of streamed LISTs (listbody.go): a LIST longer than a chunk produces its
@@ -91,7 +90,15 @@ type API struct {
 	listSeats chan struct{}
 	// gzip holds the compressors of large responses (compress.go).
 	gzip gzipPool
+	// env is what every route's store shares with the API.
+	env *store.Env
 }
+
+// Admission is the admission chain writes go through (store.Admission).
+type Admission = store.Admission
+
+// EscalationChecker checks RBAC writes for privilege escalation (store.EscalationChecker).
+type EscalationChecker = store.EscalationChecker
 
 type scopeKey struct{ group, version, resource, subresource string }
 
@@ -111,6 +118,8 @@ func New(cfg Config) (*API, error) {
 	}
 	a := &API{cfg: cfg, builtin: map[scopeKey]*scope{}, wake: make(chan struct{}, 1),
 		recentlyDeleted: newRecentSet(namespaceLiveLookupTTL, recentlyDeletedMax), listSeats: newListSeats()}
+	a.env = &store.Env{Now: cfg.Now, Authorizer: cfg.Authorizer, Escalation: cfg.Escalation, Admission: a.activeAdmission,
+		Mapper: equivalents{a}, CheckNamespace: a.checkNamespace, NamespaceMarked: a.namespaceMarked}
 	var err error
 	if a.protobuf, err = newProtobufDecoder(); err != nil {
 		return nil, err
@@ -134,45 +143,19 @@ func New(cfg Config) (*API, error) {
 	return a, nil
 }
 
-// resource is what both layers know of the resource a route serves: the HTTP layer (scope) and the
-// store layer (store) share one, made when the resource is installed.
+// resource is what the HTTP layer knows of the resource a route serves: the store layer's Resource,
+// shared with the route's store, and what only reads and lists need.
 type resource struct {
+	*store.Resource
 	api      *API
-	patcher  *patch.Patcher
-	res      *routes.Resource
-	sub      *routes.Subresource // nil for the resource itself
-	strategy *registry.Strategy
-	// backend holds the objects: the resource's watch cache, or the storage itself.
-	backend storage.Store
-	gvr     schema.GroupVersionResource
-	gr      schema.GroupResource
-	// objectGVK is the kind of the objects the route reads and writes (autoscaling/v1 Scale for scale).
-	objectGVK schema.GroupVersionKind
-	listKind  string
-	// ttl is the lifetime of written objects (Events): a create, an update or a patch attaches a
-	// lease of it, as kube's TTLFunc does; 0 means they live until deleted.
-	ttl time.Duration
-	// allowCreateOnUpdate lets PUT create a missing object, as kube's strategies allow for some kinds.
-	allowCreateOnUpdate bool
+	listKind string
 	// table renders the resource's objects for kubectl get; nil for scale, which has no printer.
 	table *tables.Converter
-	// crv is the schema of a custom resource; nil for built-in kinds.
-	crv *crschema.Validator
 	// goType, set for the routes a Creater answers (which have no strategy), is the Go type of
 	// their objects.
 	goType reflect.Type
-	// terminating is set on the scopes of a CRD being deleted: its objects may not be created.
-	terminating bool
 	// fields selects the objects of lists and watches.
 	fields *fieldFilter
-	// conv converts the objects of a CRD with several versions (convert.go); nil for built-in
-	// resources and single-version CRDs, whose objects are stored at the version they are served.
-	conv *crconvert.Converter
-	// storage is the resource whose keys hold the objects: gr, but for a resource stored as another's
-	// (routes.Resource.StoredAs), whose objects its form converts (stored.go).
-	storage schema.GroupResource
-	// form is how the stored objects become the route's (form.go).
-	form form
 	// itemTypeMeta is how a stored object of the scope's kind begins, `{"kind":"K","apiVersion":"V",`:
 	// what a built-in list leaves out of its items.
 	itemTypeMeta []byte
@@ -182,30 +165,23 @@ type resource struct {
 // streams lists and watches, leaving the semantics of writes to its store.
 type scope struct {
 	*resource
-	store *store
-}
-
-// store is the registry-store layer of one route, as kube's generic registry store: the semantics
-// of create, update, patch and delete (preconditions, finalizers, delete policy, dry run, admission)
-// on storage, with no knowledge of HTTP.
-type store struct {
-	*resource
+	store *store.Store
 }
 
 func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema.GroupVersionResource, strategy *registry.Strategy, backend storage.Store) *scope {
-	s := &resource{
-		api: a, patcher: a.patcher, res: res, sub: sub, strategy: strategy, backend: backend, gvr: gvr, gr: gvr.GroupResource(), storage: gvr.GroupResource(),
-		objectGVK: gvr.GroupVersion().WithKind(res.Kind), listKind: res.ListKind, form: asStored{},
-	}
+	s := &resource{api: a, listKind: res.ListKind, Resource: &store.Resource{
+		Patcher: a.patcher, Res: res, Sub: sub, Strategy: strategy, Backend: backend, GVR: gvr, GR: gvr.GroupResource(), Storage: gvr.GroupResource(),
+		ObjectGVK: gvr.GroupVersion().WithKind(res.Kind), Form: store.AsStored{},
+	}}
 	if res.Custom {
-		s.crv, _ = a.cfg.CustomResources.Validator(gvr)
+		s.Crv, _ = a.cfg.CustomResources.Validator(gvr)
 	}
 	if sub != nil {
-		s.objectGVK = sub.GroupVersionKind(gvr.GroupVersion())
+		s.ObjectGVK = sub.GroupVersionKind(gvr.GroupVersion())
 	}
-	s.itemTypeMeta = []byte(`{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)
+	s.itemTypeMeta = []byte(`{"kind":"` + s.ObjectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)
 	if res.StoredAs != nil {
-		s.storage = res.StoredAs.GroupResource()
+		s.Storage = res.StoredAs.GroupResource()
 	}
 	var stored *kinds.StoredForm
 	var selectable *kinds.FieldSelectors
@@ -214,41 +190,17 @@ func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema
 	}
 	if strategy != nil && sub == nil && strategy.Stored != nil {
 		stored = strategy.Stored
-		s.form = storedAs{stored: strategy.Stored, gvk: strategy.GVK, kind: res.Kind,
-			routeForm: []byte(`{"kind":"` + s.objectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)}
+		s.Form = store.NewStoredAs(strategy.Stored, strategy.GVK, res.Kind, s.ObjectGVK)
 	}
 	s.fields = newFieldFilter(res, stored, selectable)
 	if strategy != nil {
 		rules := strategy.StoreRules()
-		s.allowCreateOnUpdate = rules.AllowCreateOnUpdate && sub == nil
+		s.AllowCreateOnUpdate = rules.AllowCreateOnUpdate && sub == nil
 		if rules.ExpireAfterEventTTL {
-			s.ttl = a.cfg.EventTTL
+			s.TTL = a.cfg.EventTTL
 		}
 	}
-	return &scope{resource: s, store: &store{resource: s}}
-}
-
-// isScale reports whether the scope is a scale subresource.
-func (s *resource) isScale() bool {
-	return s.sub != nil && s.objectGVK == autoscalingv1.SchemeGroupVersion.WithKind("Scale")
-}
-
-// key returns the storage key of an object.
-func (s *resource) key(namespace, name string) string {
-	return storage.ObjectKey(s.storage.Group, s.storage.Resource, namespace, name)
-}
-
-// prefix returns the storage prefix of a namespace's objects, or all of them.
-func (s *resource) prefix(namespace string) string {
-	return storage.ResourcePrefix(s.storage.Group, s.storage.Resource, namespace)
-}
-
-// resourcePath names the resource as errors mention it: configmaps, namespaces/status.
-func (s *resource) resourcePath() string {
-	if s.sub != nil {
-		return s.res.Plural + "/" + s.sub.Name
-	}
-	return s.res.Plural
+	return &scope{resource: s, store: store.New(s.Resource, a.env)}
 }
 
 // ServeResource answers one resource route. Every answer but a watch's is compressed here when it is
@@ -299,14 +251,14 @@ func (a *API) serveResource(w http.ResponseWriter, r *http.Request, route *route
 		writeError(w, r, apierrors.NewNotFound(schema.GroupResource{Group: route.Group, Resource: route.Resource}, p.Name))
 		return
 	}
-	if !s.res.Custom {
+	if !s.Res.Custom {
 		// kube serves custom resources outside go-restful: their handlers negotiate alone.
 		if err := checkRouteMedia(route, r); err != nil {
 			writeError(w, r, err)
 			return
 		}
 	}
-	if msg := s.res.DeprecationWarning; msg != "" {
+	if msg := s.Res.DeprecationWarning; msg != "" {
 		addWarnings(w, []string{msg}) // a deprecated API warns on every request, first
 	}
 	r = a.withAdmissionWarnings(w, r)
@@ -334,7 +286,7 @@ func (a *API) serveResource(w http.ResponseWriter, r *http.Request, route *route
 	case routes.ActionDeleteCollection:
 		s.deleteCollection(w, r, p)
 	default:
-		writeError(w, r, apierrors.NewMethodNotSupported(s.gr, string(route.Action)))
+		writeError(w, r, apierrors.NewMethodNotSupported(s.GR, string(route.Action)))
 	}
 }
 

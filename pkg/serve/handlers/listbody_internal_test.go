@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/apictl/apictl/pkg/serve/store"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apictl/apictl/pkg/routes"
@@ -22,8 +24,9 @@ func listScope(custom bool) *scope {
 	if custom {
 		gvr, kind = schema.GroupVersionResource{Group: "ex.io", Version: "v1", Resource: "things"}, "Thing"
 	}
-	r := &resource{res: &routes.Resource{Kind: kind, ListKind: kind + "List", Custom: custom}, gvr: gvr, objectGVK: gvr.GroupVersion().WithKind(kind), listKind: kind + "List", form: asStored{}}
-	s := &scope{resource: r, store: &store{resource: r}}
+	r := &resource{listKind: kind + "List", Resource: &store.Resource{
+		Res: &routes.Resource{Kind: kind, ListKind: kind + "List", Custom: custom}, GVR: gvr, ObjectGVK: gvr.GroupVersion().WithKind(kind), Form: store.AsStored{}}}
+	s := &scope{resource: r, store: store.New(r.Resource, &store.Env{})}
 	s.itemTypeMeta = []byte(`{"kind":"` + kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)
 	return s
 }
@@ -86,7 +89,7 @@ func bigList(s *scope, n, size int) storage.ListResult {
 	res := storage.ListResult{Revision: int64(n + 1)}
 	for i := range n {
 		v := fmt.Sprintf(`{"kind":"%s","apiVersion":"%s","metadata":{"name":"o%06d"},"data":{"k":"%0*d"}}`,
-			s.objectGVK.Kind, s.gvr.GroupVersion(), i, size, i)
+			s.ObjectGVK.Kind, s.GVR.GroupVersion(), i, size, i)
 		res.Items = append(res.Items, storage.KeyValue{Value: []byte(v), ModRevision: int64(i + 1)}.WithPlace())
 	}
 	return res
@@ -182,7 +185,7 @@ func BenchmarkWriteList(b *testing.B) {
 		res := storage.ListResult{Revision: 2000}
 		for i := range 1000 {
 			v := fmt.Sprintf(`{"kind":"%s","apiVersion":"%s","metadata":{"name":"cm%04d","namespace":"default","uid":"6f1c2b8e-0d5a-4b7e-9a51-3c2e8f0d%04d","creationTimestamp":"2026-11-26T12:00:00Z","labels":{"app":"bench"}},"data":{"key":"%0200d"}}`,
-				s.objectGVK.Kind, s.gvr.GroupVersion(), i, i, i)
+				s.ObjectGVK.Kind, s.GVR.GroupVersion(), i, i, i)
 			res.Items = append(res.Items, storage.KeyValue{Value: []byte(v), ModRevision: int64(1000 + i)}.WithPlace())
 		}
 		b.Run(fmt.Sprintf("custom=%v", custom), func(b *testing.B) {

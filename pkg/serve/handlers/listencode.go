@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/apictl/apictl/pkg/serve/store"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -27,7 +28,7 @@ type listEncoder interface {
 func encodeList(buf *bytes.Buffer, enc listEncoder, res *storage.ListResult, flush func(*bytes.Buffer) error) error {
 	enc.head(buf)
 	n := 0
-	err := eachItem(res, func(kv storage.KeyValue) error {
+	err := store.EachItem(res, func(kv storage.KeyValue) error {
 		if n == 0 {
 			buf.WriteByte('[')
 		} else {
@@ -55,21 +56,6 @@ func encodeList(buf *bytes.Buffer, enc listEncoder, res *storage.ListResult, flu
 func flushFull(buf *bytes.Buffer, flush func(*bytes.Buffer) error) error {
 	if flush != nil && buf.Len() >= listChunkBytes {
 		return flush(buf)
-	}
-	return nil
-}
-
-// eachItem calls fn with each item of a page: those the store streams, then those it returned.
-func eachItem(res *storage.ListResult, fn func(kv storage.KeyValue) error) error {
-	if res.Stream != nil {
-		if err := res.Stream(fn); err != nil {
-			return err
-		}
-	}
-	for _, kv := range res.Items {
-		if err := fn(kv); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -113,7 +99,7 @@ func newYAMLList(enc listEncoder) (*yamlList, error) {
 func (y *yamlList) encode(buf *bytes.Buffer, res *storage.ListResult, flush func(*bytes.Buffer) error) error {
 	buf.Write(y.before)
 	n := 0
-	err := eachItem(res, func(kv storage.KeyValue) error {
+	err := store.EachItem(res, func(kv storage.KeyValue) error {
 		if n == 0 {
 			buf.WriteString(":\n")
 		}
@@ -160,23 +146,23 @@ type objectList struct {
 
 func (l objectList) head(buf *bytes.Buffer) {
 	s := l.s
-	if !s.res.Custom {
+	if !s.Res.Custom {
 		buf.WriteString(`{"kind":"`)
 		buf.WriteString(s.listKind)
 		buf.WriteString(`","apiVersion":"`)
-		buf.WriteString(s.gvr.GroupVersion().String())
+		buf.WriteString(s.GVR.GroupVersion().String())
 		buf.WriteString(`","metadata":`)
 		writeListMeta(buf, l.res, false)
 		buf.WriteString(`,"items":`)
 		return
 	}
 	buf.WriteString(`{"apiVersion":"`)
-	buf.WriteString(s.gvr.GroupVersion().String())
+	buf.WriteString(s.GVR.GroupVersion().String())
 	buf.WriteString(`","items":`)
 }
 
 func (l objectList) tail(buf *bytes.Buffer) {
-	if l.s.res.Custom {
+	if l.s.Res.Custom {
 		buf.WriteString(`,"kind":"`)
 		buf.WriteString(l.s.listKind)
 		buf.WriteString(`","metadata":`)
@@ -194,7 +180,7 @@ func (l objectList) item(buf *bytes.Buffer, kv storage.KeyValue) error {
 	if err != nil {
 		return err
 	}
-	if !l.s.res.Custom && bytes.HasPrefix(item, l.s.itemTypeMeta) {
+	if !l.s.Res.Custom && bytes.HasPrefix(item, l.s.itemTypeMeta) {
 		// Keep the object's '{' in place of the comma that ends its type meta; buf.Write then
 		// moves the rest down within the same memory.
 		item = item[len(l.s.itemTypeMeta)-1:]

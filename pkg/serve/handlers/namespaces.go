@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/apictl/apictl/pkg/controllers/namespaces"
+	"github.com/apictl/apictl/pkg/serve/store"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -27,14 +29,14 @@ func (a *API) EnsureDefaultNamespaces(ctx context.Context) error {
 	s := a.namespaces
 	for _, name := range defaultNamespaces {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-		if err := s.strategy.PrepareForCreate(ns, a.cfg.Now()); err != nil {
+		if err := s.Strategy.PrepareForCreate(ns, a.cfg.Now()); err != nil {
 			return err
 		}
-		value, err := s.store.encode(ns)
+		value, err := s.store.Encode(ns)
 		if err != nil {
 			return err
 		}
-		if _, err := s.backend.Create(ctx, s.key("", name), value, 0); err != nil && !storage.IsAlreadyExists(err) {
+		if _, err := s.Backend.Create(ctx, s.Key("", name), value, 0); err != nil && !storage.IsAlreadyExists(err) {
 			return fmt.Errorf("creating namespace %s: %w", name, err)
 		}
 	}
@@ -56,8 +58,8 @@ type namespaceStore struct{ a *API }
 // WatchNamespaces follows the namespaces' watch: their own deletes and those through other servers.
 func (n namespaceStore) WatchNamespaces(ctx context.Context, changed func()) {
 	s := n.a.namespaces
-	storage.Reflect(ctx, s.backend, s.prefix(""), func(reset bool, items []storage.KeyValue, deleted bool) bool {
-		if reset || (!deleted && len(items) == 1 && mayBeTerminating(items[0].Value)) {
+	storage.Reflect(ctx, s.Backend, s.Prefix(""), func(reset bool, items []storage.KeyValue, deleted bool) bool {
+		if reset || (!deleted && len(items) == 1 && store.MayBeTerminating(items[0].Value)) {
 			changed()
 		}
 		return true
@@ -71,18 +73,18 @@ func (n namespaceStore) Changes() <-chan struct{} { return n.a.wake }
 // rather than each going to etcd for a revision of its own.
 func (n namespaceStore) Terminating(ctx context.Context) ([]string, namespaces.Revision, error) {
 	s := n.a.namespaces
-	rev, err := s.backend.CurrentRevision(ctx)
+	rev, err := s.Backend.CurrentRevision(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	res, err := s.backend.List(ctx, s.prefix(""), atRevision(namespaces.Revision(rev)))
+	res, err := s.Backend.List(ctx, s.Prefix(""), atRevision(namespaces.Revision(rev)))
 	if err != nil {
 		return nil, 0, err
 	}
 	var errs []error
 	var terminating []string
 	for _, kv := range res.Items {
-		if !mayBeTerminating(kv.Value) {
+		if !store.MayBeTerminating(kv.Value) {
 			continue
 		}
 		var ns corev1.Namespace
@@ -118,11 +120,11 @@ func (a *API) emptyNamespace(ctx context.Context, namespace string, at storage.L
 	seen := map[schema.GroupResource]bool{}
 	for key, s := range *a.scopes.Load() {
 		// A resource stored as another's (events.k8s.io events) has the other's objects: once for both.
-		if key.subresource != "" || !s.res.Namespaced || seen[s.storage] {
+		if key.subresource != "" || !s.Res.Namespaced || seen[s.Storage] {
 			continue
 		}
-		seen[s.storage] = true
-		res, err := s.backend.List(ctx, s.prefix(namespace), at)
+		seen[s.Storage] = true
+		res, err := s.Backend.List(ctx, s.Prefix(namespace), at)
 		if err != nil {
 			return false, false, err
 		}
@@ -142,20 +144,20 @@ func (a *API) emptyNamespace(ctx context.Context, namespace string, at storage.L
 // An object already gone is no error.
 func (a *API) deleteStored(ctx context.Context, s *scope, key string) (marked bool, err error) {
 	var apiVersion string
-	_, err = s.backend.Delete(ctx, key, func(current storage.KeyValue) error {
-		var m storedMeta
+	_, err = s.Backend.Delete(ctx, key, func(current storage.KeyValue) error {
+		var m store.StoredMeta
 		if err := json.Unmarshal(current.Value, &m); err != nil {
 			return err
 		}
 		apiVersion = m.APIVersion
 		if len(m.Metadata.Finalizers) > 0 {
-			return errGraceful
+			return store.ErrGraceful
 		}
 		return nil
 	})
-	if errors.Is(err, errGraceful) {
+	if errors.Is(err, store.ErrGraceful) {
 		marked = true
-		_, err = a.versionScope(s, apiVersion).store.markDeleted(ctx, key)
+		_, err = a.versionScope(s, apiVersion).store.MarkDeleted(ctx, key)
 	}
 	if err != nil && !storage.IsNotFound(err) {
 		return marked, err
@@ -170,7 +172,7 @@ func (a *API) versionScope(s *scope, apiVersion string) *scope {
 	if err != nil {
 		return s
 	}
-	if vs, ok := (*a.scopes.Load())[scopeKey{s.gvr.Group, gv.Version, s.gvr.Resource, ""}]; ok {
+	if vs, ok := (*a.scopes.Load())[scopeKey{s.GVR.Group, gv.Version, s.GVR.Resource, ""}]; ok {
 		return vs
 	}
 	return s
@@ -180,8 +182,8 @@ func (a *API) versionScope(s *scope, apiVersion string) *scope {
 // finalizer is left.
 func (a *API) finalizeNamespace(ctx context.Context, name string) error {
 	s := a.namespaces
-	key := s.key("", name)
-	kv, err := s.backend.GuaranteedUpdate(ctx, key, func(current storage.KeyValue) ([]byte, error) {
+	key := s.Key("", name)
+	kv, err := s.Backend.GuaranteedUpdate(ctx, key, func(current storage.KeyValue) ([]byte, error) {
 		var ns corev1.Namespace
 		if err := json.Unmarshal(current.Value, &ns); err != nil {
 			return nil, err
@@ -196,7 +198,7 @@ func (a *API) finalizeNamespace(ctx context.Context, name string) error {
 			return current.Value, nil
 		}
 		ns.Spec.Finalizers = kept
-		return s.store.encode(&ns)
+		return s.store.Encode(&ns)
 	}, storage.UpdateOptions{})
 	if err != nil {
 		if storage.IsNotFound(err) {
@@ -204,14 +206,14 @@ func (a *API) finalizeNamespace(ctx context.Context, name string) error {
 		}
 		return err
 	}
-	var m storedMeta
+	var m store.StoredMeta
 	if err := json.Unmarshal(kv.Value, &m); err != nil {
 		return err
 	}
 	if len(m.Spec.Finalizers) > 0 || len(m.Metadata.Finalizers) > 0 {
 		return nil
 	}
-	if err := s.store.deleteAtRevision(ctx, key, kv.ModRevision); err != nil {
+	if err := s.store.DeleteAtRevision(ctx, key, kv.ModRevision); err != nil {
 		return err
 	}
 	a.cfg.Logger.Info("namespace deleted", "namespace", name)
@@ -224,4 +226,11 @@ func (a *API) notifyNamespaceChanged() {
 	case a.wake <- struct{}{}:
 	default:
 	}
+}
+
+// namespaceMarked is told of a Namespace this server marked for deletion: creates into it check with a
+// consistent read for a while, and the namespace controller wakes.
+func (a *API) namespaceMarked(name string, when time.Time) {
+	a.recentlyDeleted.add(name, when)
+	a.notifyNamespaceChanged()
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/apictl/apictl/pkg/serve/store"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	listvalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
@@ -140,18 +142,6 @@ func checkResourceVersion(rv string, list bool) error {
 		Code: http.StatusInternalServerError, Message: msg}}
 }
 
-// writeOptions are the query parameters of create, update, patch and delete.
-type writeOptions struct {
-	dryRun          bool
-	fieldManager    string
-	fieldValidation string
-	// managed is set when the object's managedFields are already maintained (a create by server-side
-	// apply), so the write must not record the operation a second time.
-	managed bool
-	// userAgent is the client's, which names the field manager when the request names none.
-	userAgent string
-}
-
 // fieldValidation directives; the default is Warn, as in kube.
 const (
 	validationIgnore = "Ignore"
@@ -162,17 +152,17 @@ const (
 // parseWriteOptions reads dryRun, fieldManager and fieldValidation and checks them with kube's own
 // validation (metav1 validation's ValidateCreateOptions and ValidateUpdateOptions do these three);
 // problems are a 422 about kind (CreateOptions, UpdateOptions), as kube reports them.
-func parseWriteOptions(q url.Values, kind string) (*writeOptions, error) {
+func parseWriteOptions(q url.Values, kind string) (*store.WriteOptions, error) {
 	dryRun := q["dryRun"]
-	o := &writeOptions{dryRun: len(dryRun) > 0, fieldManager: q.Get("fieldManager"), fieldValidation: q.Get("fieldValidation")}
-	errs := metav1validation.ValidateFieldManager(o.fieldManager, field.NewPath("fieldManager"))
+	o := &store.WriteOptions{DryRun: len(dryRun) > 0, FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation")}
+	errs := metav1validation.ValidateFieldManager(o.FieldManager, field.NewPath("fieldManager"))
 	errs = append(errs, metav1validation.ValidateDryRun(field.NewPath("dryRun"), dryRun)...)
-	errs = append(errs, metav1validation.ValidateFieldValidation(field.NewPath("fieldValidation"), o.fieldValidation)...)
+	errs = append(errs, metav1validation.ValidateFieldValidation(field.NewPath("fieldValidation"), o.FieldValidation)...)
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
 	}
-	if o.fieldValidation == "" {
-		o.fieldValidation = validationWarn
+	if o.FieldValidation == "" {
+		o.FieldValidation = validationWarn
 	}
 	return o, nil
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/apictl/apictl/pkg/serve/store"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -147,7 +148,7 @@ func FuzzParseResourceVersion(f *testing.F) {
 		f.Add(rv)
 	}
 	f.Fuzz(func(t *testing.T, rv string) {
-		n, err := parseResourceVersion(rv)
+		n, err := store.ParseResourceVersion(rv)
 		if err != nil {
 			clientError(t, err)
 			return

@@ -46,7 +46,7 @@ func partialMetadata(kv storage.KeyValue, version string) (*metav1.PartialObject
 // kube's 406 when a list was asked for.
 func (s *scope) partialBody(out output, kv storage.KeyValue) ([]byte, error) {
 	if out.partial != partialObject {
-		if s.res.Custom {
+		if s.Res.Custom {
 			// kube's unstructured object passes its list check, and then fails to be walked as a list.
 			return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
 				Message: "content is not a list"}}
@@ -109,12 +109,12 @@ func (*partialListEncoder) emptyItems() string     { return "null" }
 // copied out with its resourceVersion spliced in, without decoding. A custom resource's, stored with
 // sorted keys, is written in ObjectMeta's order, as kube's decoding and encoding write it.
 func (s *scope) appendPartial(dst []byte, kv storage.KeyValue, version string) ([]byte, error) {
-	if !s.res.Custom {
+	if !s.Res.Custom {
 		obj, err := storage.AppendWithResourceVersion(nil, kv)
 		if err != nil {
 			return dst, err
 		}
-		if meta, ok := storedMetadata(obj, `{"kind":"`+s.objectGVK.Kind+`","apiVersion":"`+s.gvr.GroupVersion().String()+`","metadata":`); ok {
+		if meta, ok := storedMetadata(obj, `{"kind":"`+s.ObjectGVK.Kind+`","apiVersion":"`+s.GVR.GroupVersion().String()+`","metadata":`); ok {
 			dst = append(dst, `{"kind":"`+partialObject+`","apiVersion":"`+metav1.GroupName+"/"+version+`","metadata":`...)
 			dst = append(dst, meta...)
 			return append(dst, '}'), nil
@@ -192,17 +192,17 @@ func jsonObjectEnd(b []byte) int {
 // internalTypeName names the Go type of the resource's objects (or lists) in kube's server, as its
 // 406 messages do: *core.ConfigMap, *rbac.RoleList, *unstructured.Unstructured.
 func (s *scope) internalTypeName(list bool) string {
-	if s.res.Custom {
+	if s.Res.Custom {
 		if list {
 			return "*unstructured.UnstructuredList"
 		}
 		return "*unstructured.Unstructured"
 	}
-	pkg, _, _ := strings.Cut(s.gvr.Group, ".")
+	pkg, _, _ := strings.Cut(s.GVR.Group, ".")
 	if pkg == "" {
 		pkg = "core"
 	}
-	kind := s.objectGVK.Kind
+	kind := s.ObjectGVK.Kind
 	if list {
 		kind += "List"
 	}

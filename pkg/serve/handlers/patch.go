@@ -17,6 +17,7 @@ import (
 	"github.com/apictl/apictl/pkg/patch"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve/request"
+	"github.com/apictl/apictl/pkg/serve/store"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -24,8 +25,8 @@ import (
 // inside the compare-and-swap loop, then the same rules as an update's; a server-side apply to a
 // missing object creates it.
 func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
-	target := s.store.patchTarget()
-	typ, err := s.patcher.ParseType(target, r.Header.Get("Content-Type"))
+	target := s.store.PatchTarget()
+	typ, err := s.Patcher.ParseType(target, r.Header.Get("Content-Type"))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -37,7 +38,7 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeError(w, r, apiError(err, s.gr, p.Name))
+		writeError(w, r, store.APIError(err, s.GR, p.Name))
 		return
 	}
 	q := r.URL.Query()
@@ -46,14 +47,14 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	if force, ok := request.QueryParamBool(q, "force"); ok {
 		req.Options.Force = &force
 	}
-	if !s.isScale() {
+	if !s.IsScale() {
 		req.Decode = s.patchDecoder(req.Options.FieldValidation)
 	}
 	dryRun := len(req.Options.DryRun) > 0
 	var warnings []string
-	if s.isScale() {
-		scale, err := s.store.applyScale(r.Context(), p, &writeOptions{dryRun: dryRun}, func(base *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
-			res, err := s.patcher.Patch(base, req)
+	if s.IsScale() {
+		scale, err := s.store.ApplyScale(r.Context(), p, &store.WriteOptions{DryRun: dryRun}, func(base *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+			res, err := s.Patcher.Patch(base, req)
 			if err != nil {
 				return nil, err
 			}
@@ -69,13 +70,13 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		return
 	}
 
-	key := s.key(p.Namespace, p.Name)
+	key := s.Key(p.Namespace, p.Name)
 	update := func(current storage.KeyValue) ([]byte, error) {
-		old, err := s.store.decodeStored(current)
+		old, err := s.store.DecodeStored(current)
 		if err != nil {
 			return nil, err
 		}
-		res, err := s.patcher.Patch(old, req)
+		res, err := s.Patcher.Patch(old, req)
 		if err != nil {
 			return nil, err
 		}
@@ -85,34 +86,34 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 			return nil, err
 		}
 		// kube admits a patch as an UPDATE of the patched object, inside the compare-and-swap.
-		adm := s.store.startAdmission(r.Context(), kadmission.Update, obj, old, p.Namespace, p.Name, patchUpdateOptions(req.Options), dryRun)
-		if err := adm.mutate(r.Context()); err != nil {
+		adm := s.store.StartAdmission(r.Context(), kadmission.Update, obj, old, p.Namespace, p.Name, store.PatchUpdateOptions(req.Options), dryRun)
+		if err := adm.Mutate(r.Context()); err != nil {
 			return nil, err
 		}
-		updated, err := s.store.applyUpdate(r.Context(), obj, old)
+		updated, err := s.store.ApplyUpdate(r.Context(), obj, old)
 		if err != nil {
 			return nil, err
 		}
-		if err := adm.validate(r.Context()); err != nil {
+		if err := adm.Validate(r.Context()); err != nil {
 			return nil, err
 		}
-		return s.store.encode(updated)
+		return s.store.Encode(updated)
 	}
-	kv, err := s.store.guaranteedUpdate(r.Context(), key, dryRun, update, storage.UpdateOptions{TTL: s.ttl})
+	kv, err := s.store.GuaranteedUpdate(r.Context(), key, dryRun, update, storage.UpdateOptions{TTL: s.TTL})
 	if err == nil && !dryRun {
-		kv, err = s.store.finishIfFinalized(r.Context(), key, kv)
+		kv, err = s.store.FinishIfFinalized(r.Context(), key, kv)
 	}
 	if storage.IsNotFound(err) {
 		s.createOnPatch(w, r, p, req, out, dryRun)
 		return
 	}
 	if err != nil {
-		writeError(w, r, apiError(err, s.gr, p.Name))
+		writeError(w, r, store.APIError(err, s.GR, p.Name))
 		return
 	}
-	body, err = s.store.respond(kv)
+	body, err = s.store.Respond(kv)
 	if err != nil {
-		writeError(w, r, apiError(err, s.gr, p.Name))
+		writeError(w, r, store.APIError(err, s.GR, p.Name))
 		return
 	}
 	addWarnings(w, warnings)
@@ -122,17 +123,17 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 // createOnPatch handles a PATCH of a missing object: a server-side apply to the resource creates it
 // (201); anything else is the 404 the patcher returns.
 func (s *scope) createOnPatch(w http.ResponseWriter, r *http.Request, p routes.Params, req patch.Request, out output, dryRun bool) {
-	res, err := s.patcher.Patch(nil, req)
+	res, err := s.Patcher.Patch(nil, req)
 	if err == nil && !res.Created {
-		err = apierrors.NewNotFound(s.gr, p.Name)
+		err = apierrors.NewNotFound(s.GR, p.Name)
 	}
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	obj := s.afterPatch(res, req.Type)
-	body, err := s.store.createObject(r.Context(), obj, p.Namespace, &writeOptions{dryRun: dryRun, managed: true, userAgent: r.UserAgent(),
-		fieldManager: req.Options.FieldManager, fieldValidation: req.Options.FieldValidation})
+	body, err := s.store.CreateObject(r.Context(), obj, p.Namespace, &store.WriteOptions{DryRun: dryRun, Managed: true, UserAgent: r.UserAgent(),
+		FieldManager: req.Options.FieldManager, FieldValidation: req.Options.FieldValidation})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -146,10 +147,10 @@ func (s *scope) createOnPatch(w http.ResponseWriter, r *http.Request, p routes.P
 // other patches went through the schema before their field manager ran (patchDecoder).
 func (s *scope) afterPatch(res *patch.Result, typ types.PatchType) runtime.Object {
 	u, ok := res.Object.(*unstructured.Unstructured)
-	if !ok || s.crv == nil || typ != types.ApplyPatchType {
+	if !ok || s.Crv == nil || typ != types.ApplyPatchType {
 		return res.Object
 	}
-	s.crv.Default(u)
+	s.Crv.Default(u)
 	return u
 }
 
@@ -160,21 +161,12 @@ func checkPatchedVersion(obj runtime.Object, current int64, s *scope, name strin
 	if err != nil {
 		return err
 	}
-	rv, err := parseResourceVersion(m.GetResourceVersion())
+	rv, err := store.ParseResourceVersion(m.GetResourceVersion())
 	if err != nil {
 		return err
 	}
 	if rv != 0 && rv != current {
-		return apierrors.NewConflict(s.gr, name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+		return apierrors.NewConflict(s.GR, name, errors.New("the object has been modified; please apply your changes to the latest version and try again"))
 	}
 	return nil
-}
-
-// patchTarget names the resource and subresource for the patcher's field managers.
-func (s *store) patchTarget() patch.Target {
-	t := patch.Target{Resource: s.gvr}
-	if s.sub != nil {
-		t.Subresource = s.sub.Name
-	}
-	return t
 }

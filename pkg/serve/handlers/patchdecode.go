@@ -14,7 +14,7 @@ import (
 // directive) and defaults applied. A patch that removes a defaulted field thus gets it back, owned
 // by the patcher, as in kube. Built-in kinds need no second decoding: nil.
 func (s *scope) patchDecoder(validation string) func(runtime.Object) (runtime.Object, []string, error) {
-	if s.crv == nil {
+	if s.Crv == nil {
 		return nil
 	}
 	return func(obj runtime.Object) (runtime.Object, []string, error) {
@@ -26,6 +26,6 @@ func (s *scope) patchDecoder(validation string) func(runtime.Object) (runtime.Ob
 		if err != nil {
 			return nil, nil, apierrors.NewInternalError(err)
 		}
-		return s.crv.DecodePatched(patched, nil, validation)
+		return s.Crv.DecodePatched(patched, nil, validation)
 	}
 }

@@ -30,15 +30,15 @@ func newProtobufDecoder() (*protobufDecoder, error) {
 
 // decode fills into, a pointer to the k8s.io/api type the route expects, from body.
 func (d *protobufDecoder) decode(body []byte, into runtime.Object, s *scope) error {
-	if s.strategy != nil && s.strategy.Custom() {
+	if s.Strategy != nil && s.Strategy.Custom() {
 		return unsupportedMediaType(mediaJSON, mediaYAML)
 	}
 	_, gvk, err := d.serializer.Decode(body, nil, into)
 	if err != nil {
 		return s.cannotHandle(err)
 	}
-	if gvk != nil && *gvk != s.objectGVK {
-		return apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s) of %s", gvk, s.objectGVK, s.resourcePath()))
+	if gvk != nil && *gvk != s.ObjectGVK {
+		return apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s) of %s", gvk, s.ObjectGVK, s.ResourcePath()))
 	}
 	return nil
 }

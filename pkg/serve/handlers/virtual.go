@@ -15,6 +15,7 @@ import (
 
 	"github.com/apictl/apictl/pkg/patch"
 	"github.com/apictl/apictl/pkg/routes"
+	"github.com/apictl/apictl/pkg/serve/store"
 )
 
 // CreateKey names a create-only route: group, version, resource, subresource ("" for none).
@@ -58,15 +59,16 @@ func (a *API) newCreateRoutes() error {
 			continue // turned off by --runtime-config
 		}
 		gvr := schema.GroupVersionResource{Group: key.Group, Version: key.Version, Resource: key.Resource}
-		r := &resource{api: a, patcher: a.patcher, res: res, gvr: gvr, gr: gvr.GroupResource(), objectGVK: gvr.GroupVersion().WithKind(res.Kind), goType: res.GoType, form: asStored{}}
-		s := &scope{resource: r, store: &store{resource: r}}
+		r := &resource{api: a, goType: res.GoType, Resource: &store.Resource{
+			Patcher: a.patcher, Res: res, GVR: gvr, GR: gvr.GroupResource(), ObjectGVK: gvr.GroupVersion().WithKind(res.Kind), Form: store.AsStored{}}}
+		s := &scope{resource: r, store: store.New(r.Resource, a.env)}
 		creates := res.HasVerb(routes.VerbCreate)
 		if key.Subresource != "" {
 			sub, ok := res.Subresource(key.Subresource)
 			if !ok {
 				continue
 			}
-			s.sub, s.objectGVK, s.goType = sub, sub.GroupVersionKind(gvr.GroupVersion()), sub.GoType
+			s.Sub, s.ObjectGVK, s.goType = sub, sub.GroupVersionKind(gvr.GroupVersion()), sub.GoType
 			creates = slices.Contains(sub.Verbs, routes.VerbCreate)
 		}
 		if s.goType == nil || !creates {
@@ -95,7 +97,7 @@ func (c *createRoute) serve(w http.ResponseWriter, r *http.Request, p routes.Par
 	if !ok {
 		return
 	}
-	obj, warnings, err := s.decodeObject(req.body, req.bodyFormat, req.opts.fieldValidation)
+	obj, warnings, err := s.decodeObject(req.body, req.bodyFormat, req.opts.FieldValidation)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -104,22 +106,22 @@ func (c *createRoute) serve(w http.ResponseWriter, r *http.Request, p routes.Par
 		writeError(w, r, err)
 		return
 	}
-	if obj, err = s.patcher.Update(s.store.patchTarget(), nil, obj, patch.Manager(req.opts.fieldManager, r.UserAgent())); err != nil {
+	if obj, err = s.Patcher.Update(s.store.PatchTarget(), nil, obj, patch.Manager(req.opts.FieldManager, r.UserAgent())); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	out, err := c.creater(r.Context(), CreateRequest{Namespace: p.Namespace, Name: p.Name, Object: obj, DryRun: req.opts.dryRun,
+	out, err := c.creater(r.Context(), CreateRequest{Namespace: p.Namespace, Name: p.Name, Object: obj, DryRun: req.opts.DryRun,
 		Warn: func(m string) { warnings = append(warnings, m) }})
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	if out.GetObjectKind().GroupVersionKind().Empty() {
-		out.GetObjectKind().SetGroupVersionKind(s.objectGVK)
+		out.GetObjectKind().SetGroupVersionKind(s.ObjectGVK)
 	}
 	body, err := json.Marshal(out)
 	if err != nil {
-		writeError(w, r, apierrors.NewInternalError(fmt.Errorf("encoding the %s response: %w", s.objectGVK.Kind, err)))
+		writeError(w, r, apierrors.NewInternalError(fmt.Errorf("encoding the %s response: %w", s.ObjectGVK.Kind, err)))
 		return
 	}
 	addWarnings(w, warnings)
@@ -134,7 +136,7 @@ func (s *scope) settleNamespace(obj runtime.Object, namespace string) error {
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	if !s.res.Namespaced {
+	if !s.Res.Namespaced {
 		m.SetNamespace("")
 		return nil
 	}
@@ -154,5 +156,5 @@ func (s *scope) newObject() runtime.Object {
 	if s.goType != nil {
 		return reflect.New(s.goType).Interface().(runtime.Object)
 	}
-	return s.strategy.New()
+	return s.Strategy.New()
 }

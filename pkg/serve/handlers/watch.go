@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"time"
+
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -23,6 +24,7 @@ import (
 	"github.com/apictl/apictl/pkg/registry/tables"
 	"github.com/apictl/apictl/pkg/routes"
 	"github.com/apictl/apictl/pkg/serve/request"
+	"github.com/apictl/apictl/pkg/serve/store"
 	"github.com/apictl/apictl/pkg/storage"
 	"github.com/apictl/apictl/pkg/storage/cacher"
 )
@@ -76,9 +78,9 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	source, ok := s.backend.(eventSource)
+	source, ok := s.Backend.(eventSource)
 	if !ok {
-		writeError(w, r, apierrors.NewInternalError(fmt.Errorf("%s has no watch cache to watch", s.resourcePath())))
+		writeError(w, r, apierrors.NewInternalError(fmt.Errorf("%s has no watch cache to watch", s.ResourcePath())))
 		return
 	}
 	sendInitial := opts.sendInitialEvents != nil && *opts.sendInitialEvents
@@ -87,7 +89,7 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 	if wopts.Shared == nil {
 		wopts.Filter = s.fields.filter(opts.labels, opts.fields) // selectable fields of a custom resource, or none
 	}
-	watcher, err := source.WatchEvents(ctx, s.prefix(p.Namespace), wopts)
+	watcher, err := source.WatchEvents(ctx, s.Prefix(p.Namespace), wopts)
 	if err != nil {
 		if ctx.Err() != nil && r.Context().Err() == nil {
 			// The watch's own timeout ended while it waited for a future resourceVersion: kube ends such
@@ -95,7 +97,7 @@ func (s *scope) watch(w http.ResponseWriter, r *http.Request, p routes.Params, n
 			newEventWriter(w, s, table)
 			return
 		}
-		writeError(w, r, apiError(err, s.gr, name))
+		writeError(w, r, store.APIError(err, s.GR, name))
 		return
 	}
 	ew := newEventWriter(w, s, table)
@@ -222,11 +224,11 @@ func (e *eventWriter) change(ev *cacher.Event) error {
 	if e.partial != "" {
 		return e.partialChange(ev)
 	}
-	if e.scope.form.converts(ev.KeyValue().Value) {
+	if e.scope.Form.Converts(ev.KeyValue().Value) {
 		return e.converted(ev)
 	}
 	if e.table != nil {
-		obj, err := e.scope.store.decodeStored(ev.KeyValue())
+		obj, err := e.scope.store.DecodeStored(ev.KeyValue())
 		if err != nil {
 			return err
 		}
@@ -243,8 +245,8 @@ func (e *eventWriter) change(ev *cacher.Event) error {
 // bookmark sends a BOOKMARK: an empty object of the kind with only its resourceVersion (and, at the
 // end of the initial events, kube's annotation), as kube's watch cache sends it.
 func (e *eventWriter) bookmark(rv int64, initialEnd bool) error {
-	obj := e.scope.strategy.New()
-	obj.GetObjectKind().SetGroupVersionKind(e.scope.strategy.GVK)
+	obj := e.scope.Strategy.New()
+	obj.GetObjectKind().SetGroupVersionKind(e.scope.Strategy.GVK)
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return err
@@ -273,7 +275,7 @@ func (e *eventWriter) partialChange(ev *cacher.Event) error {
 	if e.partial != partialObject {
 		return errPartialListWatch
 	}
-	kv, err := e.scope.store.readable(ev.KeyValue())
+	kv, err := e.scope.store.Readable(ev.KeyValue())
 	if err != nil {
 		return err
 	}

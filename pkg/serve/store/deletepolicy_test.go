@@ -1,4 +1,4 @@
-package handlers
+package store
 
 //lint:file-ignore SA1019 orphanDependents is deprecated in kube's API, and kube still honours it
 
@@ -18,7 +18,7 @@ func TestDeletionFinalizers(t *testing.T) {
 	orphanDependents := func(b bool) *metav1.DeleteOptions { return &metav1.DeleteOptions{OrphanDependents: &b} }
 	tests := []struct {
 		name        string
-		gc          gcPolicy
+		gc          GCPolicy
 		finalizers  []string
 		opts        *metav1.DeleteOptions
 		want        []string

@@ -1,4 +1,4 @@
-package handlers
+package store
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 // kindAdmission runs the kind's own built-in admission plugins (kinds.Kind.Admission) on a create
 // or update of the kind or one of its subresources, after the kind's validation, as kube's
 // validating plugins run. Kinds without any cost nothing. options may be nil.
-func (s *store) kindAdmission(ctx context.Context, op kadmission.Operation, obj, old runtime.Object, options runtime.Object, dryRun bool) error {
-	if s.strategy == nil || len(s.strategy.Admission()) == 0 {
+func (s *Store) kindAdmission(ctx context.Context, op kadmission.Operation, obj, old runtime.Object, options runtime.Object, dryRun bool) error {
+	if s.Strategy == nil || len(s.Strategy.Admission()) == 0 {
 		return nil
 	}
 	m, err := meta.Accessor(obj)
@@ -22,16 +22,16 @@ func (s *store) kindAdmission(ctx context.Context, op kadmission.Operation, obj,
 		return err
 	}
 	sub := ""
-	if s.sub != nil {
-		sub = s.sub.Name
+	if s.Sub != nil {
+		sub = s.Sub.Name
 	}
 	a := admission.NewAttributes(admission.Request{
-		Object: obj, OldObject: old, Kind: s.objectGVK, Resource: s.gvr, Subresource: sub,
+		Object: obj, OldObject: old, Kind: s.ObjectGVK, Resource: s.GVR, Subresource: sub,
 		Namespace: m.GetNamespace(), Name: m.GetName(), Operation: op, Options: options, DryRun: dryRun,
 		User: kubeUser(ctx),
 	})
-	for _, p := range s.strategy.Admission() {
-		if err := p.Validate(ctx, a, s.api.cfg.Authorizer); err != nil {
+	for _, p := range s.Strategy.Admission() {
+		if err := p.Validate(ctx, a, s.env.Authorizer); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package handlers
+package store
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 
 // apiError turns an error from storage, from a rule, or from reading the request into the API error a
 // client expects. Errors that already are API errors pass through.
-func apiError(err error, gr schema.GroupResource, name string) error {
+func APIError(err error, gr schema.GroupResource, name string) error {
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
 		return err

@@ -1,4 +1,4 @@
-package handlers
+package store
 
 import (
 	"context"
@@ -17,15 +17,15 @@ type EscalationChecker interface {
 
 // checkEscalation runs the configured EscalationChecker on writes of rbac.authorization.k8s.io
 // objects, with the request's user and request info.
-func (s *store) checkEscalation(ctx context.Context, obj, old runtime.Object) error {
-	c := s.api.cfg.Escalation
-	if c == nil || s.gr.Group != rbacv1.GroupName || s.sub != nil {
+func (s *Store) checkEscalation(ctx context.Context, obj, old runtime.Object) error {
+	c := s.env.Escalation
+	if c == nil || s.GR.Group != rbacv1.GroupName || s.Sub != nil {
 		return nil
 	}
 	u, _ := request.UserFrom(ctx)
 	info, ok := request.RequestInfoFrom(ctx)
 	if !ok {
-		info = &request.RequestInfo{IsResourceRequest: true, APIGroup: s.gr.Group, Resource: s.gr.Resource}
+		info = &request.RequestInfo{IsResourceRequest: true, APIGroup: s.GR.Group, Resource: s.GR.Resource}
 	}
 	return c.Check(ctx, u, info, obj, old)
 }

@@ -1,4 +1,4 @@
-package handlers
+package store
 
 //lint:file-ignore SA1019 orphanDependents is deprecated in kube's API, and kube still honours it
 
@@ -8,9 +8,9 @@ import (
 	"github.com/apictl/apictl/pkg/kinds"
 )
 
-// gcPolicy is what a kind's deletes do to its dependents when the client names no policy: kube's
+// GCPolicy is what a kind's deletes do to its dependents when the client names no policy: kube's
 // rest.GarbageCollectionPolicy, which each kind declares (registry.Strategy.DeletePolicy).
-type gcPolicy = kinds.DeletePolicy
+type GCPolicy = kinds.DeletePolicy
 
 const (
 	gcDeleteDependents = kinds.DeleteDependents
@@ -22,7 +22,7 @@ const (
 // store rules shouldOrphanDependents and shouldDeleteDependentsInForeground, which look at the same
 // things in the same order (the options, then a GC finalizer the object already has, then the
 // kind's default) and never both say yes.
-func gcFinalizersFor(policy gcPolicy, finalizers []string, o *metav1.DeleteOptions) (orphan, foreground bool) {
+func gcFinalizersFor(policy GCPolicy, finalizers []string, o *metav1.DeleteOptions) (orphan, foreground bool) {
 	if policy == gcUnsupported {
 		return false, false
 	}
@@ -49,7 +49,7 @@ func gcFinalizersFor(policy gcPolicy, finalizers []string, o *metav1.DeleteOptio
 // deletionFinalizers returns an object's finalizers after a delete with o, and whether they changed:
 // kube's deletionFinalizersForGarbageCollection. Unchanged (as a set), the object's own slice is
 // returned.
-func deletionFinalizers(policy gcPolicy, finalizers []string, o *metav1.DeleteOptions) ([]string, bool) {
+func deletionFinalizers(policy GCPolicy, finalizers []string, o *metav1.DeleteOptions) ([]string, bool) {
 	orphan, foreground := gcFinalizersFor(policy, finalizers, o)
 	next := kinds.WithGCFinalizers(finalizers, orphan, foreground)
 	if kinds.SameSet(finalizers, next) {
