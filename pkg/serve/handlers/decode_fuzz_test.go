@@ -85,7 +85,7 @@ func fuzzScopes(tb testing.TB) []*scope {
 				tb.Fatalf("%s has no subresource %s", fr.gvr, fr.sub)
 			}
 		}
-		scopes = append(scopes, a.newScope(res, sub, fr.gvr, strategy, nil))
+		scopes = append(scopes, a.newScope(scopeSpec{res: res, sub: sub, gvr: fr.gvr, strategy: strategy}))
 	}
 	return scopes
 }

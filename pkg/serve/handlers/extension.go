@@ -12,9 +12,7 @@ import (
 	"github.com/apictl/apictl/pkg/patch"
 	"github.com/apictl/apictl/pkg/registry"
 	"github.com/apictl/apictl/pkg/registry/crschema"
-	"github.com/apictl/apictl/pkg/registry/tables"
 	"github.com/apictl/apictl/pkg/routes"
-	"github.com/apictl/apictl/pkg/serve/store"
 	"github.com/apictl/apictl/pkg/storage"
 )
 
@@ -51,20 +49,14 @@ func (a *API) NewExtension(c ExtensionConfig) (*Extension, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the patcher of the custom resource: %w", err)
 	}
-	e := &Extension{scopes: map[scopeKey]*scope{}}
-	if err := a.addScopes(e.scopes, c.API, reg, patcher, c.CustomResources, func(schema.GroupResource) storage.Store { return c.Store }); err != nil {
-		return nil, err
-	}
 	conv, err := a.conversions.Converter(c.CRD)
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range e.scopes {
-		s.Terminating = c.Terminating
-		if conv != nil {
-			s.Conv = conv
-			s.Form = store.NewCRDVersions(conv, s.GVR.Version, s.Res.Kind)
-		}
+	e := &Extension{scopes: map[scopeKey]*scope{}}
+	if err := a.addScopes(e.scopes, scopeSource{api: c.API, registry: reg, patcher: patcher, customResources: c.CustomResources,
+		storeOf: func(schema.GroupResource) storage.Store { return c.Store }, conv: conv, terminating: c.Terminating}); err != nil {
+		return nil, err
 	}
 	return e, nil
 }
@@ -77,51 +69,6 @@ func (a *API) SetExtensions(exts []*Extension) {
 		maps.Copy(all, e.scopes)
 	}
 	a.scopes.Store(&all)
-}
-
-// addScopes adds to dst a scope for every stored resource of api and for each of its subresources.
-func (a *API) addScopes(dst map[scopeKey]*scope, api *routes.API, reg *registry.Registry, patcher *patch.Patcher, crs *crschema.Set, storeOf func(schema.GroupResource) storage.Store) error {
-	converters, err := tables.ForAPI(api, tables.WithClock(a.cfg.Now))
-	if err != nil {
-		return fmt.Errorf("building the table printers: %w", err)
-	}
-	for _, g := range api.Groups() {
-		for _, v := range g.Versions {
-			for i := range v.Resources {
-				res := &v.Resources[i]
-				if res.CreateOnly() {
-					continue // answered by its Creater (newCreateRoutes)
-				}
-				gvr := schema.GroupVersionResource{Group: g.Name, Version: v.Name, Resource: res.Plural}
-				strategy, ok := reg.Strategy(gvr)
-				if !ok {
-					return fmt.Errorf("no registry rules for %s", gvr)
-				}
-				storedAs := gvr.GroupResource()
-				if res.StoredAs != nil {
-					storedAs = res.StoredAs.GroupResource() // one watch cache for the objects of both APIs
-				}
-				backend := storeOf(storedAs)
-				main := a.newScope(res, nil, gvr, strategy, backend)
-				main.Patcher = patcher
-				main.table = converters[gvr]
-				if res.Custom && crs != nil {
-					main.Crv, _ = crs.Validator(gvr)
-				}
-				dst[scopeKey{g.Name, v.Name, res.Plural, ""}] = main
-				for j := range res.Subresources {
-					sub := &res.Subresources[j]
-					subScope := a.newScope(res, sub, gvr, strategy, backend)
-					subScope.Patcher, subScope.Crv = patcher, main.Crv
-					if !subScope.IsScale() {
-						subScope.table = main.table
-					}
-					dst[scopeKey{g.Name, v.Name, res.Plural, sub.Name}] = subScope
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // DeleteAll deletes every object of the extension's resource, as kube's CRD finalizer does: objects

@@ -19,7 +19,6 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 
 	"github.com/apictl/apictl/pkg/features"
-	"github.com/apictl/apictl/pkg/kinds"
 	"github.com/apictl/apictl/pkg/patch"
 	"github.com/apictl/apictl/pkg/registry"
 	"github.com/apictl/apictl/pkg/registry/crschema"
@@ -127,12 +126,13 @@ func New(cfg Config) (*API, error) {
 	if a.patcher, err = patch.New(cfg.API); err != nil {
 		return nil, fmt.Errorf("building the patcher: %w", err)
 	}
-	if err := a.addScopes(a.builtin, cfg.API, cfg.Registry, a.patcher, cfg.CustomResources, func(gr schema.GroupResource) storage.Store {
-		if s, ok := cfg.Stores[gr]; ok {
-			return s
-		}
-		return cfg.Store
-	}); err != nil {
+	if err := a.addScopes(a.builtin, scopeSource{api: cfg.API, registry: cfg.Registry, patcher: a.patcher, customResources: cfg.CustomResources,
+		storeOf: func(gr schema.GroupResource) storage.Store {
+			if s, ok := cfg.Stores[gr]; ok {
+				return s
+			}
+			return cfg.Store
+		}}); err != nil {
 		return nil, err
 	}
 	a.namespaces = a.builtin[scopeKey{routes.GroupCore, "v1", "namespaces", ""}]
@@ -156,6 +156,8 @@ type resource struct {
 	goType reflect.Type
 	// fields selects the objects of lists and watches.
 	fields *fieldFilter
+	// shape is how the route's objects look on the wire: typed or unstructured.
+	shape shape
 	// itemTypeMeta is how a stored object of the scope's kind begins, `{"kind":"K","apiVersion":"V",`:
 	// what a built-in list leaves out of its items.
 	itemTypeMeta []byte
@@ -166,41 +168,6 @@ type resource struct {
 type scope struct {
 	*resource
 	store *store.Store
-}
-
-func (a *API) newScope(res *routes.Resource, sub *routes.Subresource, gvr schema.GroupVersionResource, strategy *registry.Strategy, backend storage.Store) *scope {
-	s := &resource{api: a, listKind: res.ListKind, Resource: &store.Resource{
-		Patcher: a.patcher, Res: res, Sub: sub, Strategy: strategy, Backend: backend, GVR: gvr, GR: gvr.GroupResource(), Storage: gvr.GroupResource(),
-		ObjectGVK: gvr.GroupVersion().WithKind(res.Kind), Form: store.AsStored{},
-	}}
-	if res.Custom {
-		s.Crv, _ = a.cfg.CustomResources.Validator(gvr)
-	}
-	if sub != nil {
-		s.ObjectGVK = sub.GroupVersionKind(gvr.GroupVersion())
-	}
-	s.itemTypeMeta = []byte(`{"kind":"` + s.ObjectGVK.Kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)
-	if res.StoredAs != nil {
-		s.Storage = res.StoredAs.GroupResource()
-	}
-	var stored *kinds.StoredForm
-	var selectable *kinds.FieldSelectors
-	if strategy != nil {
-		selectable = strategy.Fields
-	}
-	if strategy != nil && sub == nil && strategy.Stored != nil {
-		stored = strategy.Stored
-		s.Form = store.NewStoredAs(strategy.Stored, strategy.GVK, res.Kind, s.ObjectGVK)
-	}
-	s.fields = newFieldFilter(res, stored, selectable)
-	if strategy != nil {
-		rules := strategy.StoreRules()
-		s.AllowCreateOnUpdate = rules.AllowCreateOnUpdate && sub == nil
-		if rules.ExpireAfterEventTTL {
-			s.TTL = a.cfg.EventTTL
-		}
-	}
-	return &scope{resource: s, store: store.New(s.Resource, a.env)}
 }
 
 // ServeResource answers one resource route. Every answer but a watch's is compressed here when it is
@@ -251,8 +218,7 @@ func (a *API) serveResource(w http.ResponseWriter, r *http.Request, route *route
 		writeError(w, r, apierrors.NewNotFound(schema.GroupResource{Group: route.Group, Resource: route.Resource}, p.Name))
 		return
 	}
-	if !s.Res.Custom {
-		// kube serves custom resources outside go-restful: their handlers negotiate alone.
+	if s.shape.checksRouteMedia() {
 		if err := checkRouteMedia(route, r); err != nil {
 			writeError(w, r, err)
 			return

@@ -26,6 +26,10 @@ func listScope(custom bool) *scope {
 	}
 	r := &resource{listKind: kind + "List", Resource: &store.Resource{
 		Res: &routes.Resource{Kind: kind, ListKind: kind + "List", Custom: custom}, GVR: gvr, ObjectGVK: gvr.GroupVersion().WithKind(kind), Form: store.AsStored{}}}
+	r.shape = typedShape{}
+	if custom {
+		r.shape = unstructuredShape{}
+	}
 	s := &scope{resource: r, store: store.New(r.Resource, &store.Env{})}
 	s.itemTypeMeta = []byte(`{"kind":"` + kind + `","apiVersion":"` + gvr.GroupVersion().String() + `",`)
 	return s

@@ -144,32 +144,9 @@ type objectList struct {
 	res *storage.ListResult
 }
 
-func (l objectList) head(buf *bytes.Buffer) {
-	s := l.s
-	if !s.Res.Custom {
-		buf.WriteString(`{"kind":"`)
-		buf.WriteString(s.listKind)
-		buf.WriteString(`","apiVersion":"`)
-		buf.WriteString(s.GVR.GroupVersion().String())
-		buf.WriteString(`","metadata":`)
-		writeListMeta(buf, l.res, false)
-		buf.WriteString(`,"items":`)
-		return
-	}
-	buf.WriteString(`{"apiVersion":"`)
-	buf.WriteString(s.GVR.GroupVersion().String())
-	buf.WriteString(`","items":`)
-}
+func (l objectList) head(buf *bytes.Buffer) { l.s.shape.listHead(buf, l.s, l.res) }
 
-func (l objectList) tail(buf *bytes.Buffer) {
-	if l.s.Res.Custom {
-		buf.WriteString(`,"kind":"`)
-		buf.WriteString(l.s.listKind)
-		buf.WriteString(`","metadata":`)
-		writeListMeta(buf, l.res, true)
-	}
-	buf.WriteByte('}')
-}
+func (l objectList) tail(buf *bytes.Buffer) { l.s.shape.listTail(buf, l.s, l.res) }
 
 func (objectList) emptyItems() string { return "[]" }
 
@@ -180,12 +157,6 @@ func (l objectList) item(buf *bytes.Buffer, kv storage.KeyValue) error {
 	if err != nil {
 		return err
 	}
-	if !l.s.Res.Custom && bytes.HasPrefix(item, l.s.itemTypeMeta) {
-		// Keep the object's '{' in place of the comma that ends its type meta; buf.Write then
-		// moves the rest down within the same memory.
-		item = item[len(l.s.itemTypeMeta)-1:]
-		item[0] = '{'
-	}
-	buf.Write(item)
+	buf.Write(l.s.shape.listItem(l.s, item))
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/apictl/apictl/pkg/metajson"
@@ -46,12 +45,7 @@ func partialMetadata(kv storage.KeyValue, version string) (*metav1.PartialObject
 // kube's 406 when a list was asked for.
 func (s *scope) partialBody(out output, kv storage.KeyValue) ([]byte, error) {
 	if out.partial != partialObject {
-		if s.Res.Custom {
-			// kube's unstructured object passes its list check, and then fails to be walked as a list.
-			return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
-				Message: "content is not a list"}}
-		}
-		return nil, partialNotAcceptable(fmt.Sprintf("you requested %s, but the requested object is not a list (%s)", partialObjectList, s.internalTypeName(false)))
+		return nil, s.shape.notAList(s)
 	}
 	return s.appendPartial(nil, kv, out.partialVersion)
 }
@@ -109,16 +103,8 @@ func (*partialListEncoder) emptyItems() string     { return "null" }
 // copied out with its resourceVersion spliced in, without decoding. A custom resource's, stored with
 // sorted keys, is written in ObjectMeta's order, as kube's decoding and encoding write it.
 func (s *scope) appendPartial(dst []byte, kv storage.KeyValue, version string) ([]byte, error) {
-	if !s.Res.Custom {
-		obj, err := storage.AppendWithResourceVersion(nil, kv)
-		if err != nil {
-			return dst, err
-		}
-		if meta, ok := storedMetadata(obj, `{"kind":"`+s.ObjectGVK.Kind+`","apiVersion":"`+s.GVR.GroupVersion().String()+`","metadata":`); ok {
-			dst = append(dst, `{"kind":"`+partialObject+`","apiVersion":"`+metav1.GroupName+"/"+version+`","metadata":`...)
-			dst = append(dst, meta...)
-			return append(dst, '}'), nil
-		}
+	if out, ok, err := s.shape.appendStoredPartial(dst, s, kv, version); ok || err != nil {
+		return out, err
 	}
 	// A custom resource's (stored with sorted keys) is written in ObjectMeta's order from the stored
 	// JSON when its metadata is plain, the bytes decoding and encoding would give (metajson).
@@ -191,13 +177,10 @@ func jsonObjectEnd(b []byte) int {
 
 // internalTypeName names the Go type of the resource's objects (or lists) in kube's server, as its
 // 406 messages do: *core.ConfigMap, *rbac.RoleList, *unstructured.Unstructured.
-func (s *scope) internalTypeName(list bool) string {
-	if s.Res.Custom {
-		if list {
-			return "*unstructured.UnstructuredList"
-		}
-		return "*unstructured.Unstructured"
-	}
+func (s *scope) internalTypeName(list bool) string { return s.shape.internalTypeName(s, list) }
+
+// typedTypeName is internalTypeName of a built-in kind.
+func typedTypeName(s *scope, list bool) string {
 	pkg, _, _ := strings.Cut(s.GVR.Group, ".")
 	if pkg == "" {
 		pkg = "core"

@@ -91,17 +91,7 @@ func (s *Store) admissionObjects() *admission.Objects {
 			return conv.Convert(in, to.Version)
 		}
 	}
-	switch {
-	case s.Crv != nil:
-		crv, gvk := s.Crv, s.ObjectGVK
-		o.Default = func(obj runtime.Object) {
-			if u, ok := obj.(*unstructured.Unstructured); ok && u.GroupVersionKind() == gvk {
-				crv.Default(u)
-			}
-		}
-	case s.Strategy != nil && !s.IsScale():
-		o.Default = s.Strategy.Default
-	}
+	o.Default = s.checks.defaults()
 	return o
 }
 

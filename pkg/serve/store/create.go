@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kadmission "k8s.io/apiserver/pkg/admission"
@@ -75,7 +74,7 @@ func (s *Store) CreateObject(ctx context.Context, obj runtime.Object, namespace 
 		return nil, apierrors.NewInternalError(err)
 	}
 	s.Strategy.PrepareForCreateBy(obj, kubeUser(ctx))
-	if err := s.validateCreate(ctx, obj, m.GetName()); err != nil {
+	if err := s.checks.validateCreate(ctx, obj, m.GetName()); err != nil {
 		return nil, err
 	}
 	if err := s.kindAdmission(ctx, kadmission.Create, obj, nil, createOptions(opts), opts.DryRun); err != nil {
@@ -109,15 +108,6 @@ func (s *Store) CreateObject(ctx context.Context, obj runtime.Object, namespace 
 		}
 		return s.Respond(kv)
 	}
-}
-
-// validateCreate applies the kind's rules, or a custom resource's schema (which includes the metadata
-// rules).
-func (s *Store) validateCreate(ctx context.Context, obj runtime.Object, name string) error {
-	if u, ok := obj.(*unstructured.Unstructured); ok && s.Crv != nil {
-		return s.Crv.InvalidObject(u, name, s.Crv.Validate(ctx, u))
-	}
-	return s.Strategy.ValidateCreate(obj)
 }
 
 // admitCreate runs the mutating admission of a create, which may change obj. As in kube, the plugins

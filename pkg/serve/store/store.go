@@ -74,11 +74,15 @@ type Env struct {
 // Store is the store of one route.
 type Store struct {
 	*Resource
-	env *Env
+	env    *Env
+	checks checks
 }
 
-// New returns the store of a route over r; env is shared by every route of a server.
-func New(r *Resource, env *Env) *Store { return &Store{Resource: r, env: env} }
+// New returns the store of a route over r, whose fields it reads as they are now to choose how writes
+// are checked; env is shared by every route of a server.
+func New(r *Resource, env *Env) *Store {
+	return &Store{Resource: r, env: env, checks: newChecks(r)}
+}
 
 // NewStoredAs returns the form of a resource stored as another's: gvk is the route's kind, named kind in
 // errors, and route the kind and version its objects are served as.

@@ -6,7 +6,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -131,7 +130,7 @@ func (s *Store) ApplyUpdate(ctx context.Context, obj, old runtime.Object) (runti
 			return nil, err
 		}
 	}
-	if err := s.validateUpdate(ctx, obj, old); err != nil {
+	if err := s.checks.validateUpdate(ctx, obj, old); err != nil {
 		return nil, err
 	}
 	if err := s.kindAdmission(ctx, kadmission.Update, obj, old, nil, false); err != nil {
@@ -141,26 +140,6 @@ func (s *Store) ApplyUpdate(ctx context.Context, obj, old runtime.Object) (runti
 		RecordWarnings(ctx, s.Strategy.WarningsOnUpdate(obj, old))
 	}
 	return obj, nil
-}
-
-// validateUpdate applies the kind's update rules, or a custom resource's schema: a status write is
-// checked against the status schema only, and parts that did not change are not held against it.
-func (s *Store) validateUpdate(ctx context.Context, obj, old runtime.Object) error {
-	u, ok1 := obj.(*unstructured.Unstructured)
-	o, ok2 := old.(*unstructured.Unstructured)
-	if !ok1 || !ok2 || s.Crv == nil {
-		switch {
-		case s.Sub != nil && s.Sub.Name == "status":
-			return s.Strategy.ValidateStatusUpdate(obj, old)
-		case s.Sub != nil && s.Strategy.WritesSubresource(s.Sub.Name):
-			return s.Strategy.ValidateSubresourceUpdate(s.Sub.Name, obj, old)
-		}
-		return s.Strategy.ValidateUpdate(obj, old)
-	}
-	if s.Sub != nil && s.Sub.Name == "status" {
-		return s.Crv.Invalid(u.GetName(), s.Crv.ValidateStatusUpdate(ctx, u, o))
-	}
-	return s.Crv.InvalidObject(u, u.GetName(), s.Crv.ValidateUpdate(ctx, u, o))
 }
 
 // allowUnconditionalUpdate reports whether a PUT without resourceVersion overwrites whatever is
