@@ -66,15 +66,12 @@ func (s *scope) decodeObject(body []byte, format outputFormat, validation string
 		s.setDefaults(obj)
 		return obj, nil, nil
 	}
-	if s.Crv != nil {
-		// The CRD's schema prunes unknown fields (reporting them per fieldValidation) and applies defaults;
-		// it checks apiVersion and kind with the messages of kube's unstructured decoder.
-		u, warnings, err := s.Crv.DecodeBody(body, validation)
-		if err != nil {
-			return nil, nil, err
-		}
-		return u, warnings, nil
-	}
+	return s.shape.decodeJSON(s, body, validation)
+}
+
+// decodeTyped decodes a JSON body into a new object of the scope's kind, its Go type's or an
+// Unstructured without a schema.
+func (s *scope) decodeTyped(body []byte, validation string) (runtime.Object, []string, error) {
 	var tm typeMeta
 	if err := json.Unmarshal(body, &tm); err != nil {
 		return nil, nil, crschema.Unrecognized(s.ObjectGVK.Kind, fmt.Errorf("couldn't get version/kind; json parse error: %w", err), body)

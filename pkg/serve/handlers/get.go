@@ -17,10 +17,6 @@ import (
 
 // get answers GET of one object (and of its status subresource, which is the whole object, as in kube).
 func (s *scope) get(w http.ResponseWriter, r *http.Request, p routes.Params) {
-	if s.IsScale() {
-		s.getScale(w, r, p)
-		return
-	}
 	out, kv, ok := s.getStored(w, r, p, s.readConversions())
 	if !ok {
 		return

@@ -158,6 +158,8 @@ type resource struct {
 	fields *fieldFilter
 	// shape is how the route's objects look on the wire: typed or unstructured.
 	shape shape
+	// verbs answer the actions that read or write one object: the object's own, or a Scale's.
+	verbs verbs
 	// itemTypeMeta is how a stored object of the scope's kind begins, `{"kind":"K","apiVersion":"V",`:
 	// what a built-in list leaves out of its items.
 	itemTypeMeta []byte
@@ -230,7 +232,7 @@ func (a *API) serveResource(w http.ResponseWriter, r *http.Request, route *route
 	r = a.withAdmissionWarnings(w, r)
 	switch route.Action {
 	case routes.ActionGet:
-		s.get(w, r, p)
+		s.verbs.get(s, w, r, p)
 	case routes.ActionList:
 		if watch, _ := request.QueryParamBool(r.URL.Query(), "watch"); watch {
 			s.watch(w, r, p, "")
@@ -244,9 +246,9 @@ func (a *API) serveResource(w http.ResponseWriter, r *http.Request, route *route
 	case routes.ActionPost:
 		s.create(w, r, p)
 	case routes.ActionPut:
-		s.update(w, r, p)
+		s.verbs.update(s, w, r, p)
 	case routes.ActionPatch:
-		s.patch(w, r, p)
+		s.verbs.patch(s, w, r, p)
 	case routes.ActionDelete:
 		s.delete(w, r, p)
 	case routes.ActionDeleteCollection:

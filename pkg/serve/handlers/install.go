@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"net/http"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -129,9 +130,28 @@ func (a *API) newScope(spec scopeSpec) *scope {
 	if !r.IsScale() {
 		s.table = spec.table
 	}
+	s.verbs = objectVerbs()
+	if r.IsScale() {
+		s.verbs = scaleVerbs()
+	}
 	s.shape = typedShape{}
 	if res.Custom {
-		s.shape = unstructuredShape{}
+		s.shape = unstructuredShape{crv: r.Crv}
 	}
 	return &scope{resource: s, store: store.New(r, a.env)}
+}
+
+// verbs are the handlers of GET, PUT and PATCH of one object, chosen when the route is installed.
+type verbs struct {
+	get, update, patch func(s *scope, w http.ResponseWriter, r *http.Request, p routes.Params)
+}
+
+// objectVerbs read and write the object itself.
+func objectVerbs() verbs {
+	return verbs{get: (*scope).get, update: (*scope).update, patch: (*scope).patch}
+}
+
+// scaleVerbs are a scale subresource's: they read and write a Scale made from the object.
+func scaleVerbs() verbs {
+	return verbs{get: (*scope).getScale, update: (*scope).updateScale, patch: (*scope).patchScale}
 }

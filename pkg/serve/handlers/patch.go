@@ -9,9 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	kadmission "k8s.io/apiserver/pkg/admission"
 
 	"github.com/apictl/apictl/pkg/patch"
@@ -21,25 +19,30 @@ import (
 	"github.com/apictl/apictl/pkg/storage"
 )
 
-// patch answers PATCH with any of the four patch types: the patch is applied to the stored object
-// inside the compare-and-swap loop, then the same rules as an update's; a server-side apply to a
-// missing object creates it.
-func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
+// patchCall is what every PATCH reads before anything else.
+type patchCall struct {
+	req    patch.Request
+	out    output
+	dryRun bool
+}
+
+// readPatch reads a PATCH request; on a problem it answers with the error and returns false.
+func (s *scope) readPatch(w http.ResponseWriter, r *http.Request, p routes.Params) (*patchCall, bool) {
 	target := s.store.PatchTarget()
 	typ, err := s.Patcher.ParseType(target, r.Header.Get("Content-Type"))
 	if err != nil {
 		writeError(w, r, err)
-		return
+		return nil, false
 	}
 	out, err := negotiateOutput(r.Header.Get("Accept"), 0)
 	if err != nil {
 		writeError(w, r, err)
-		return
+		return nil, false
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		writeError(w, r, store.APIError(err, s.GR, p.Name))
-		return
+		return nil, false
 	}
 	q := r.URL.Query()
 	req := patch.Request{Target: target, Type: typ, Namespace: p.Namespace, Name: p.Name, Patch: body, UserAgent: r.UserAgent(),
@@ -47,29 +50,44 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 	if force, ok := request.QueryParamBool(q, "force"); ok {
 		req.Options.Force = &force
 	}
-	if !s.IsScale() {
-		req.Decode = s.patchDecoder(req.Options.FieldValidation)
-	}
-	dryRun := len(req.Options.DryRun) > 0
-	var warnings []string
-	if s.IsScale() {
-		scale, err := s.store.ApplyScale(r.Context(), p, &store.WriteOptions{DryRun: dryRun}, func(base *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
-			res, err := s.Patcher.Patch(base, req)
-			if err != nil {
-				return nil, err
-			}
-			warnings = res.Warnings
-			return res.Object.(*autoscalingv1.Scale), nil
-		})
-		if err != nil {
-			writeError(w, r, err)
-			return
-		}
-		addWarnings(w, warnings)
-		s.writeScale(w, r, out, http.StatusOK, scale)
+	return &patchCall{req: req, out: out, dryRun: len(req.Options.DryRun) > 0}, true
+}
+
+// patchScale answers PATCH of a scale subresource: the patch applies to the Scale made from the
+// object, and the result is applied back to the object under an update's rules.
+func (s *scope) patchScale(w http.ResponseWriter, r *http.Request, p routes.Params) {
+	call, ok := s.readPatch(w, r, p)
+	if !ok {
 		return
 	}
+	var warnings []string
+	scale, err := s.store.ApplyScale(r.Context(), p, &store.WriteOptions{DryRun: call.dryRun}, func(base *autoscalingv1.Scale) (*autoscalingv1.Scale, error) {
+		res, err := s.Patcher.Patch(base, call.req)
+		if err != nil {
+			return nil, err
+		}
+		warnings = res.Warnings
+		return res.Object.(*autoscalingv1.Scale), nil
+	})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	addWarnings(w, warnings)
+	s.writeScale(w, r, call.out, http.StatusOK, scale)
+}
 
+// patch answers PATCH with any of the four patch types: the patch is applied to the stored object
+// inside the compare-and-swap loop, then the same rules as an update's; a server-side apply to a
+// missing object creates it.
+func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
+	call, ok := s.readPatch(w, r, p)
+	if !ok {
+		return
+	}
+	req, out, dryRun, typ := call.req, call.out, call.dryRun, call.req.Type
+	req.Decode = s.shape.patchDecoder(s, req.Options.FieldValidation)
+	var warnings []string
 	key := s.Key(p.Namespace, p.Name)
 	update := func(current storage.KeyValue) ([]byte, error) {
 		old, err := s.store.DecodeStored(current)
@@ -80,7 +98,7 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		if err != nil {
 			return nil, err
 		}
-		obj := s.afterPatch(res, typ)
+		obj := s.shape.afterPatch(s, res, typ)
 		warnings = res.Warnings
 		if err := checkPatchedVersion(obj, current.ModRevision, s, p.Name); err != nil {
 			return nil, err
@@ -111,7 +129,7 @@ func (s *scope) patch(w http.ResponseWriter, r *http.Request, p routes.Params) {
 		writeError(w, r, store.APIError(err, s.GR, p.Name))
 		return
 	}
-	body, err = s.store.Respond(kv)
+	body, err := s.store.Respond(kv)
 	if err != nil {
 		writeError(w, r, store.APIError(err, s.GR, p.Name))
 		return
@@ -131,7 +149,7 @@ func (s *scope) createOnPatch(w http.ResponseWriter, r *http.Request, p routes.P
 		writeError(w, r, err)
 		return
 	}
-	obj := s.afterPatch(res, req.Type)
+	obj := s.shape.afterPatch(s, res, req.Type)
 	body, err := s.store.CreateObject(r.Context(), obj, p.Namespace, &store.WriteOptions{DryRun: dryRun, Managed: true, UserAgent: r.UserAgent(),
 		FieldManager: req.Options.FieldManager, FieldValidation: req.Options.FieldValidation})
 	if err != nil {
@@ -140,18 +158,6 @@ func (s *scope) createOnPatch(w http.ResponseWriter, r *http.Request, p routes.P
 	}
 	addWarnings(w, res.Warnings)
 	writeJSON(w, r, http.StatusCreated, out.format, body)
-}
-
-// afterPatch applies a custom resource's schema defaults to the result of an apply, as kube's field
-// manager does after the apply: CEL rules such as the Gateway API's read defaulted fields. The
-// other patches went through the schema before their field manager ran (patchDecoder).
-func (s *scope) afterPatch(res *patch.Result, typ types.PatchType) runtime.Object {
-	u, ok := res.Object.(*unstructured.Unstructured)
-	if !ok || s.Crv == nil || typ != types.ApplyPatchType {
-		return res.Object
-	}
-	s.Crv.Default(u)
-	return u
 }
 
 // checkPatchedVersion refuses a patch that names a resourceVersion other than the stored one, as

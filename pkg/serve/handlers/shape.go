@@ -2,8 +2,15 @@ package handlers
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/apictl/apictl/pkg/patch"
+	"github.com/apictl/apictl/pkg/registry/crschema"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +38,14 @@ type shape interface {
 	appendStoredPartial(dst []byte, s *scope, kv storage.KeyValue, version string) ([]byte, bool, error)
 	// internalTypeName names the Go type of the objects (or lists) in kube's server, as its 406s do.
 	internalTypeName(s *scope, list bool) string
+	// decodeJSON decodes a JSON body into a new object of the route's kind, handling unknown and
+	// duplicate fields per validation (the fieldValidation directive).
+	decodeJSON(s *scope, body []byte, validation string) (runtime.Object, []string, error)
+	// patchDecoder returns how the patcher decodes the object a JSON or merge patch produced, before
+	// its field manager records the write; nil when it needs no second decoding.
+	patchDecoder(s *scope, validation string) func(runtime.Object) (runtime.Object, []string, error)
+	// afterPatch returns the object a patch made, as it goes on to the update's rules.
+	afterPatch(s *scope, res *patch.Result, typ types.PatchType) runtime.Object
 }
 
 // typedShape is a built-in kind's.
@@ -83,8 +98,23 @@ func (typedShape) appendStoredPartial(dst []byte, s *scope, kv storage.KeyValue,
 
 func (typedShape) internalTypeName(s *scope, list bool) string { return typedTypeName(s, list) }
 
-// unstructuredShape is a custom resource's.
-type unstructuredShape struct{}
+// decodeJSON defaults a built-in kind's apiVersion and kind to the route's, as kube's decoder does
+// with the endpoint's kind as the default.
+func (typedShape) decodeJSON(s *scope, body []byte, validation string) (runtime.Object, []string, error) {
+	return s.decodeTyped(body, validation)
+}
+
+func (typedShape) patchDecoder(*scope, string) func(runtime.Object) (runtime.Object, []string, error) {
+	return nil
+}
+
+func (typedShape) afterPatch(_ *scope, res *patch.Result, _ types.PatchType) runtime.Object {
+	return res.Object
+}
+
+// unstructuredShape is a custom resource's; crv is its schema, nil only for a resource that has
+// none, whose objects are decoded as they come.
+type unstructuredShape struct{ crv *crschema.Validator }
 
 func (unstructuredShape) checksRouteMedia() bool { return false }
 
@@ -121,4 +151,51 @@ func (unstructuredShape) internalTypeName(_ *scope, list bool) string {
 		return "*unstructured.UnstructuredList"
 	}
 	return "*unstructured.Unstructured"
+}
+
+// decodeJSON decodes through the CRD's schema, which prunes unknown fields (reporting them per
+// fieldValidation) and applies defaults, and checks apiVersion and kind with the messages of kube's
+// unstructured decoder: a custom resource must name its kind.
+func (u unstructuredShape) decodeJSON(s *scope, body []byte, validation string) (runtime.Object, []string, error) {
+	if u.crv == nil {
+		return s.decodeTyped(body, validation)
+	}
+	obj, warnings, err := u.crv.DecodeBody(body, validation)
+	if err != nil {
+		return nil, nil, err
+	}
+	return obj, warnings, nil
+}
+
+// patchDecoder decodes a patched custom resource through the CRD's schema, as kube's decoder does,
+// so unknown fields are pruned (reported per validation) and defaults applied. A patch that removes
+// a defaulted field thus gets it back, owned by the patcher, as in kube.
+func (u unstructuredShape) patchDecoder(_ *scope, validation string) func(runtime.Object) (runtime.Object, []string, error) {
+	if u.crv == nil {
+		return nil
+	}
+	crv := u.crv
+	return func(obj runtime.Object) (runtime.Object, []string, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return obj, nil, nil
+		}
+		patched, err := json.Marshal(u.Object)
+		if err != nil {
+			return nil, nil, apierrors.NewInternalError(err)
+		}
+		return crv.DecodePatched(patched, nil, validation)
+	}
+}
+
+// afterPatch applies the schema's defaults to the result of an apply, as kube's field manager does
+// after the apply: CEL rules such as the Gateway API's read defaulted fields. The other patches went
+// through the schema before their field manager ran (patchDecoder).
+func (u unstructuredShape) afterPatch(_ *scope, res *patch.Result, typ types.PatchType) runtime.Object {
+	obj, ok := res.Object.(*unstructured.Unstructured)
+	if !ok || u.crv == nil || typ != types.ApplyPatchType {
+		return res.Object
+	}
+	u.crv.Default(obj)
+	return obj
 }

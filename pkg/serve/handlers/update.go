@@ -8,10 +8,6 @@ import (
 
 // update answers PUT of an object, its status or a namespace's finalizers.
 func (s *scope) update(w http.ResponseWriter, r *http.Request, p routes.Params) {
-	if s.IsScale() {
-		s.updateScale(w, r, p)
-		return
-	}
 	req, ok := s.readWrite(w, r, "UpdateOptions", p.Name)
 	if !ok {
 		return

@@ -59,7 +59,7 @@ func (a *API) newCreateRoutes() error {
 			continue // turned off by --runtime-config
 		}
 		gvr := schema.GroupVersionResource{Group: key.Group, Version: key.Version, Resource: key.Resource}
-		r := &resource{api: a, goType: res.GoType, shape: typedShape{}, Resource: &store.Resource{
+		r := &resource{api: a, goType: res.GoType, shape: typedShape{}, verbs: objectVerbs(), Resource: &store.Resource{
 			Patcher: a.patcher, Res: res, GVR: gvr, GR: gvr.GroupResource(), ObjectGVK: gvr.GroupVersion().WithKind(res.Kind), Form: store.AsStored{}}}
 		s := &scope{resource: r, store: store.New(r.Resource, a.env)}
 		creates := res.HasVerb(routes.VerbCreate)
