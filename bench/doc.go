@@ -24,6 +24,10 @@
 // namespaces, a restart, unpaged LISTs alone and 8 at once with
 // GETs meanwhile, a paged LIST and 10,000 watchers. BENCH_SCALE_REPRESENTATIONS=pretty,yaml,table,
 // metadata (or all) measures the unpaged LISTs again in those representations besides compact JSON.
+// BENCH_SCALE_STRESS=1 then abuses the loaded server as issue 38 does: 8 YAML LISTs whose clients go
+// after 1 s (how soon the server stops working for them, how soon its memory returns) and 32 curl
+// LISTs at once (each whole or a 429, never a reset; peak RSS beside the budget). Every scale run
+// counts etcd's applies over 1 s in the server's log.
 // BENCH_SCALE_OBJECTS=ci is CI's smaller version, whose guards (memory under the concurrent LISTs,
 // GET p99, first byte) BENCH_GUARD=1 judges, for every representation measured.
 //

@@ -36,6 +36,7 @@ const (
 	envScaleDir  = "BENCH_SCALE_DATA"
 	envScaleKind = "BENCH_SCALE_KIND"
 	envScaleRepr = "BENCH_SCALE_REPRESENTATIONS"
+	envStress    = "BENCH_SCALE_STRESS"
 	envFeatures  = "BENCH_FEATURES"
 	envApictl    = "BENCH_APICTL"
 	envPeer      = "BENCH_PEER"
@@ -67,6 +68,8 @@ type settings struct {
 	// scaleRepr are the representations its LISTs are measured in besides compact JSON
 	// (BENCH_SCALE_REPRESENTATIONS: some of bench.ScaleRepresentations, comma separated, or all).
 	scaleRepr string
+	// scaleStress runs issue 38's abuse of the loaded server (BENCH_SCALE_STRESS).
+	scaleStress bool
 	// apictl is a prebuilt binary to measure instead of one built from this tree.
 	apictl string
 	// peer runs only the comparison with the upstream apiextensions-apiserver (BENCH_PEER).
@@ -76,19 +79,20 @@ type settings struct {
 func readSettings(short bool, getenv func(string) string) (settings, error) {
 	// Short unless asked for a full run: the harness sits in every `go test ./...`, which must stay quick.
 	s := settings{
-		short:     short || !isTrue(getenv(envFull)),
-		jsonPath:  getenv(envJSON),
-		guard:     isTrue(getenv(envGuard)),
-		only:      getenv(envOnly),
-		authz:     isTrue(getenv(envAuthz)),
-		features:  isTrue(getenv(envFeatures)),
-		crds:      getenv(envCRDs),
-		churn:     getenv(envChurn),
-		apictl:    getenv(envApictl),
-		scaleData: getenv(envScaleDir),
-		scaleKind: getenv(envScaleKind),
-		scaleRepr: getenv(envScaleRepr),
-		peer:      isTrue(getenv(envPeer)),
+		short:       short || !isTrue(getenv(envFull)),
+		jsonPath:    getenv(envJSON),
+		guard:       isTrue(getenv(envGuard)),
+		only:        getenv(envOnly),
+		authz:       isTrue(getenv(envAuthz)),
+		features:    isTrue(getenv(envFeatures)),
+		crds:        getenv(envCRDs),
+		churn:       getenv(envChurn),
+		apictl:      getenv(envApictl),
+		scaleData:   getenv(envScaleDir),
+		scaleKind:   getenv(envScaleKind),
+		scaleRepr:   getenv(envScaleRepr),
+		scaleStress: isTrue(getenv(envStress)),
+		peer:        isTrue(getenv(envPeer)),
 	}
 	s.duration = bench.DefaultDuration
 	if s.short {
@@ -226,6 +230,9 @@ func TestHarness(t *testing.T) {
 		if s.scaleRepr != "" {
 			only = append(only, "-scale-representations", s.scaleRepr)
 		}
+		if s.scaleStress {
+			only = append(only, "-scale-stress")
+		}
 	}
 	report := runHarness(ctx, t, runner, filepath.Join(dir, "report.json"), only)
 	// A guarded run measures again what fell below its floor and keeps the best attempt, so that
@@ -331,6 +338,8 @@ func TestReadSettings(t *testing.T) {
 		{name: "scale too small", env: map[string]string{"BENCH_SCALE_OBJECTS": "999"}, wantErr: `BENCH_SCALE_OBJECTS="999": want a number of objects of at least 1000`},
 		{name: "scale of ConfigMaps", env: map[string]string{"BENCH_SCALE_OBJECTS": "1m", "BENCH_SCALE_KIND": "configmaps"},
 			want: settings{short: true, duration: 300 * time.Millisecond, scale: 1_000_000, scaleKind: bench.ScaleConfigMaps}},
+		{name: "scale under stress", env: map[string]string{"BENCH_SCALE_OBJECTS": "1m", "BENCH_SCALE_STRESS": "1"},
+			want: settings{short: true, duration: 300 * time.Millisecond, scale: 1_000_000, scaleStress: true}},
 		{name: "scale of an unknown kind", env: map[string]string{"BENCH_SCALE_KIND": "pods"}, wantErr: `BENCH_SCALE_KIND="pods": want one of ["custom" "configmaps"]`},
 		{name: "features on", env: map[string]string{"BENCH_FEATURES": "1"}, want: settings{short: true, duration: 300 * time.Millisecond, features: true}},
 		{name: "peer", env: map[string]string{"BENCH_PEER": "1", "BENCH_DURATION": "2s"}, want: settings{short: true, duration: 2 * time.Second, peer: true}},

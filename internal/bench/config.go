@@ -61,6 +61,8 @@ type Config struct {
 	// ScaleRepresentations are the representations of the scale measurement's LISTs (some of
 	// ScaleRepresentations, or "all"): compact JSON always, first, and the others after it.
 	ScaleRepresentations []string
+	// ScaleStress also runs issue 38's abuse of the loaded server (ScaleDisconnects, ScaleFlood).
+	ScaleStress bool
 	// Features also measures the operations on a replica with RBAC, audit, an admission policy and
 	// encryption at rest on (ViaFeatures, issue 17), against the same targets.
 	Features   bool

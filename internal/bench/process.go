@@ -27,20 +27,23 @@ type process struct {
 	name   string
 	cmd    *exec.Cmd
 	output *tailBuffer
-	done   chan struct{} // closed once the process has exited
-	err    error         // Wait's result, set before done closes
-	once   sync.Once
+	// slow counts etcd's slow applies in the output (an embedded etcd's server).
+	slow *slowApplies
+	done chan struct{} // closed once the process has exited
+	err  error         // Wait's result, set before done closes
+	once sync.Once
 }
 
 // startProcess runs binary with args in dir. The child's environment is the harness's without
 // APICTL_* (a developer's settings must not change what is measured) and without a systemd notify
 // socket; it dies with the harness where the OS allows.
 func startProcess(name, binary string, args []string, dir string) (*process, error) {
-	p := &process{name: name, output: newTailBuffer(64 << 10), done: make(chan struct{})}
+	p := &process{name: name, output: newTailBuffer(64 << 10), slow: &slowApplies{}, done: make(chan struct{})}
 	p.cmd = exec.Command(binary, args...)
 	p.cmd.Dir = dir
 	p.cmd.Env = childEnv(os.Environ())
-	p.cmd.Stdout, p.cmd.Stderr = p.output, p.output
+	out := io.MultiWriter(p.output, p.slow)
+	p.cmd.Stdout, p.cmd.Stderr = out, out
 	p.cmd.SysProcAttr = sysProcAttr()
 	// A grandchild that outlives the child keeps its output pipe open; Wait must not wait for it.
 	p.cmd.WaitDelay = outputWaitDelay

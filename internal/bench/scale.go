@@ -42,6 +42,13 @@ type Scale struct {
 	// Representations are the other representations of the LISTs measured
 	// (Config.ScaleRepresentations), each as Lists and Gets are for compact JSON.
 	Representations []ScaleRepr `json:"representations,omitempty"`
+	// Disconnects and Flood are issue 38's abuse (Config.ScaleStress), nil when not run.
+	Disconnects *ScaleDisconnects `json:"disconnects,omitempty"`
+	Flood       *ScaleFlood       `json:"flood,omitempty"`
+	// SlowApplies are etcd's applies over SlowApplyLimit in the server's log from its restart to the
+	// end of the LISTs; SlowestApply is the slowest it logged (from 500 ms).
+	SlowApplies  int           `json:"slowApplies"`
+	SlowestApply time.Duration `json:"slowestApplyNanoseconds"`
 }
 
 // ScaleSeed is how fast the objects went in.
@@ -147,6 +154,12 @@ func measureScale(ctx context.Context, cfg Config, dir string) (_ *Scale, err er
 	if err := measureScaleLists(ctx, cfg, s, r, sc); err != nil {
 		return nil, err
 	}
+	if cfg.ScaleStress {
+		if err := measureStress(ctx, cfg, s, r, sc); err != nil {
+			return nil, err
+		}
+	}
+	sc.SlowApplies, sc.SlowestApply = s.proc.slow.read()
 	if sc.Paged, err = pagedList(ctx, s, r, cfg.ScaleObjects); err != nil {
 		return nil, err
 	}
@@ -266,6 +279,7 @@ func (sc *Scale) problems(guard bool) []error {
 	if w := sc.Watch; w.Missed > 0 {
 		errs = append(errs, fmt.Errorf("scale: %d of %d watch events were not delivered within %s, the first: %s", w.Missed, w.Watchers*w.Events, scaleDeliveryTimeout, w.FirstError))
 	}
+	errs = append(errs, sc.stressProblems()...)
 	if !guard || !sc.Guarded {
 		for _, m := range sc.Representations {
 			errs = append(errs, sc.reprProblems(m, guard)...)
@@ -355,6 +369,7 @@ func (sc *Scale) table() output.Table {
 	for _, m := range sc.Representations {
 		rows = append(rows, sc.reprRows(m)...)
 	}
+	rows = append(rows, sc.stressRows()...)
 	return output.Table{Title: title, Header: []string{"MEASURE", "VALUE", "TARGET", "VERDICT"}, Rows: rows}
 }
 

@@ -55,6 +55,7 @@ func run(args []string) error {
 			cfg.ScaleRepresentations = append(cfg.ScaleRepresentations, strings.Split(v, ",")...)
 			return nil
 		})
+	fs.BoolVar(&cfg.ScaleStress, "scale-stress", false, "also run issue 38's abuse of the loaded server: YAML LISTs whose clients go, and 32 curl LISTs at once")
 	fs.BoolVar(&cfg.ScaleGuard, "scale-guard", false, "judge the scale measurement's guards (CI's version)")
 	fs.StringVar(&cfg.ScaleData, "scale-data", "", "keep the scale measurement's seeded data in this directory and, when it holds as many objects already, restart from it without seeding")
 	fs.StringVar(&cfg.Upstream, "upstream", "", "compare apictl with this upstream apiextensions-apiserver binary, and measure nothing else (issue 17's peer mode)")
