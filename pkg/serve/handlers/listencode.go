@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/apictl/apictl/pkg/jsonyaml"
 	"github.com/apictl/apictl/pkg/serve/store"
 	"github.com/apictl/apictl/pkg/storage"
 )
@@ -61,7 +62,8 @@ func flushFull(buf *bytes.Buffer, flush func(*bytes.Buffer) error) error {
 }
 
 // yamlList writes a list as YAML, item by item: the YAML of the whole JSON list (sigs.k8s.io/yaml's
-// JSONToYAML, as writeJSON converts a body) in the same bytes, without the whole list in memory.
+// JSONToYAML, as writeJSON converts a body) in the same bytes, without the whole list in memory and,
+// for most items, without decoding them (jsonyaml.Writer).
 //
 // It relies on two facts of that conversion: the list's keys are sorted and its items' array is a
 // top-level sequence, which the YAML encoder writes without indenting it under its key; and an item's
@@ -72,6 +74,8 @@ type yamlList struct {
 	// before and after are the list's YAML around its items, before ending with the items' key.
 	before, after []byte
 	scratch       bytes.Buffer
+	// writer writes most items' YAML straight from their JSON; the rest are converted.
+	writer jsonyaml.Writer
 }
 
 // itemsPlaceholder stands for the items in the frame converted once: a string no list metadata holds.
@@ -83,7 +87,7 @@ func newYAMLList(enc listEncoder) (*yamlList, error) {
 	enc.head(&frame)
 	frame.WriteString(`"` + itemsPlaceholder + `"`)
 	enc.tail(&frame)
-	out, err := jsonToYAML(frame.Bytes())
+	out, err := jsonyaml.Convert(frame.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("converting the list to YAML: %w", err)
 	}
@@ -110,7 +114,12 @@ func (y *yamlList) encode(buf *bytes.Buffer, res *storage.ListResult, flush func
 			return err
 		}
 		y.scratch.WriteString(`]}`)
-		out, err := jsonToYAML(y.scratch.Bytes())
+		j := y.scratch.Bytes()
+		if out, ok := y.writer.AppendItem(buf.AvailableBuffer(), j[len(`{"items":[`):len(j)-len(`]}`)]); ok {
+			buf.Write(out)
+			return flushFull(buf, flush)
+		}
+		out, err := jsonyaml.Convert(j)
 		if err != nil {
 			return fmt.Errorf("converting a list item to YAML: %w", err)
 		}
@@ -122,7 +131,7 @@ func (y *yamlList) encode(buf *bytes.Buffer, res *storage.ListResult, flush func
 		return err
 	}
 	if n == 0 {
-		empty, err := jsonToYAML([]byte(`{"items":` + y.enc.emptyItems() + `}`))
+		empty, err := jsonyaml.Convert([]byte(`{"items":` + y.enc.emptyItems() + `}`))
 		if err != nil {
 			return fmt.Errorf("converting the list to YAML: %w", err)
 		}

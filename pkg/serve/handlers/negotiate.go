@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/apictl/apictl/pkg/jsonyaml"
 	"github.com/apictl/apictl/pkg/serve/status"
 	"github.com/apictl/apictl/pkg/storage"
 )
@@ -142,7 +143,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, code int, format outputFo
 	pretty := status.Pretty(r)
 	switch {
 	case format == formatYAML:
-		y, err := jsonToYAML(body)
+		y, err := jsonyaml.Convert(body)
 		if err != nil {
 			writeError(w, r, apierrors.NewInternalError(fmt.Errorf("converting the response to YAML: %w", err)))
 			return

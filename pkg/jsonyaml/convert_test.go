@@ -1,4 +1,4 @@
-package handlers
+package jsonyaml
 
 import (
 	"encoding/json"
@@ -23,14 +23,14 @@ var yamlCases = []string{
 	`{"dup":1,"dup":2}`,
 }
 
-// TestJSONToYAMLMatches checks jsonToYAML against sigs.k8s.io/yaml's JSONToYAML, which it replaces
+// TestJSONToYAMLMatches checks Convert against sigs.k8s.io/yaml's JSONToYAML, which it replaces
 // for speed: the same bytes for every value.
 func TestJSONToYAMLMatches(t *testing.T) {
 	for _, c := range yamlCases {
 		want, werr := yaml.JSONToYAML([]byte(c))
-		got, err := jsonToYAML([]byte(c))
+		got, err := Convert([]byte(c))
 		if werr != nil {
-			t.Logf("%s: JSONToYAML fails (%v); jsonToYAML gives %q, %v", c, werr, got, err)
+			t.Logf("%s: JSONToYAML fails (%v); Convert gives %q, %v", c, werr, got, err)
 			continue
 		}
 		if err != nil || string(got) != string(want) {
@@ -39,7 +39,7 @@ func TestJSONToYAMLMatches(t *testing.T) {
 	}
 }
 
-// FuzzJSONToYAML compares jsonToYAML with JSONToYAML on any valid JSON that JSONToYAML converts.
+// FuzzJSONToYAML compares Convert with JSONToYAML on any valid JSON that JSONToYAML converts.
 func FuzzJSONToYAML(f *testing.F) {
 	for _, c := range yamlCases {
 		f.Add([]byte(c))
@@ -52,7 +52,7 @@ func FuzzJSONToYAML(f *testing.F) {
 		if err != nil {
 			return
 		}
-		got, err := jsonToYAML(j)
+		got, err := Convert(j)
 		if err != nil || string(got) != string(want) {
 			t.Fatalf("%q:\ngot  %q (%v)\nwant %q", j, got, err, want)
 		}
@@ -66,9 +66,9 @@ func BenchmarkJSONToYAML(b *testing.B) {
 			_, _ = yaml.JSONToYAML(item)
 		}
 	})
-	b.Run("jsonToYAML", func(b *testing.B) {
+	b.Run("Convert", func(b *testing.B) {
 		for b.Loop() {
-			_, _ = jsonToYAML(item)
+			_, _ = Convert(item)
 		}
 	})
 }
