@@ -92,6 +92,9 @@ func (w *Writer) mapping(dst, obj []byte, indent, depth int, inline bool) ([]byt
 	if len(ms) == 0 {
 		return append(dst, "{}\n"...), true
 	}
+	if !strictOrder(ms) {
+		return dst, false
+	}
 	slices.SortFunc(ms, func(a, b member) int {
 		switch {
 		case keyLess(a.key, b.key):
@@ -109,7 +112,7 @@ func (w *Writer) mapping(dst, obj []byte, indent, depth int, inline bool) ([]byt
 			dst = appendSpaces(dst, indent)
 		}
 		start := len(dst)
-		if len(m.key) > maxSimpleKey || !isASCIIPrintable(m.key) {
+		if len(m.key) > maxSimpleKey || !isASCIIPrintable(m.key) || zeroLedRun(m.key) {
 			return dst, false
 		}
 		dst, ok = appendString(dst, m.key, 0, true)
@@ -507,6 +510,36 @@ func keyLess(a, b []byte) bool {
 		return a[i] < b[i]
 	}
 	return len(a) < len(b)
+}
+
+// strictOrder reports whether keyList.Less orders these keys strictly. It compares runs of digits as
+// numbers, except where the first difference is a digit in one key and a letter in the other inside
+// a run ("a10", "a1x"): there the digit comes first, so "a10" < "a1x" < "a9" < "a10", and sort.Sort's
+// result depends on the random order the encoder met the map's keys in. That needs a key with a
+// letter after a digit and a key with two digits in a row; a mapping with both is left to Convert.
+func strictOrder(ms []member) bool {
+	letterAfterDigit, digitAfterDigit := false, false
+	for _, m := range ms {
+		for i := 1; i < len(m.key); i++ {
+			if isDigit(m.key[i-1]) {
+				letterAfterDigit = letterAfterDigit || isLetter(m.key[i])
+				digitAfterDigit = digitAfterDigit || isDigit(m.key[i])
+			}
+		}
+	}
+	return !letterAfterDigit || !digitAfterDigit
+}
+
+// zeroLedRun reports whether key has a run of digits that starts with a zero, such as "007": among
+// such keys keyList.Less is not a strict order, so sort.Sort's result depends on the order the
+// encoder met the map's keys in, which is random. Such a mapping is left to Convert.
+func zeroLedRun(key []byte) bool {
+	for i := 0; i+1 < len(key); i++ {
+		if key[i] == '0' && isDigit(key[i+1]) && (i == 0 || !isDigit(key[i-1])) {
+			return true
+		}
+	}
+	return false
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

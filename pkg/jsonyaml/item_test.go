@@ -18,7 +18,9 @@ var itemCases = []struct {
 }{
 	{"scale object", scaleObject, true},
 	{"configmap", `{"data":{"key":"value-1-0123","empty":"","a b":"c d"},"metadata":{"name":"cm-1","namespace":"bench","uid":"12345678-aaaa-bbbb-cccc-1234567890ab","resourceVersion":"77","creationTimestamp":"2026-12-03T07:00:00Z"}}`, true},
-	{"keys sorted as yaml sorts them", `{"a10":1,"a9":2,"B":3,"b":4,"10":5,"9":6,"-":7,"a01":8,"a1":9,"_x":10,"x_":11,"0":12,"00":13}`, true},
+	{"keys sorted as yaml sorts them", `{"a10":1,"a9":2,"B":3,"b":4,"10":5,"9":6,"-":7,"a1":9,"_x":10,"x_":11,"0":12,"a100":13,"a1.5":15,"a1-":16}`, true},
+	{"letters and digits that yaml.v2 orders in a cycle", `{"a10":1,"a1x":2,"a9":3}`, false},
+	{"letters after digits, no two digits in a row", `{"k8s-app":1,"a1":2,"a9":3,"b2c":4}`, true},
 	{"strings that read as other types", `{"s":["123","-1","+1","0x1F","0o17","0b101","-0b101","1_000","1.5",".5","1e3",".inf","-.Inf",".nan","yes","No","on","OFF","y","n","~","null","NULL","true","False","2026-12-02","2026-12-02T06:00:00Z","2026-1-2 3:04:05","12:30","-1:20","1:2:3.5","<<","0","00","+","-","."]}`, true},
 	{"strings the emitter quotes", `{"s":["- a","-a","a: b","a:b","a :b",":a",": a","?a","? a","#a","a#b","a #b","[a","a]","{a","a}","&a","*a","!a","|a",">a","'a","a'b","%a","@a","` + "`a" + `","---","--- a","...a","a,b",",a"," a","a ","a b","it's"]}`, true},
 	{"nesting", `{"a":[[],[{}],{"b":[1,{"c":null}]},[[1,2],[3]]],"d":{"e":{"f":{}}},"g":[{"h":[{"i":1}]}],"t":true,"f":false,"z":null}`, true},
@@ -33,6 +35,7 @@ var itemCases = []struct {
 	{"a quote in a quoted string", `{"a":"1\"2"}`, false},
 	{"unicode", `{"a":"é"}`, false},
 	{"a repeated name", `{"a":1,"a":2}`, false},
+	{"keys whose digits start with a zero", `{"a01":1,"a1":2}`, false},
 	{"an array item", `[1,"a",{"b":[]}]`, true},
 }
 
@@ -86,10 +89,21 @@ func FuzzAppendItem(f *testing.F) {
 		if !ok {
 			return
 		}
-		if want := convertedItem(t, item); string(got) != want {
+		if want := convertedItem(t, item); string(got) != want && deterministic(t, item, want) {
 			t.Fatalf("%s:\ngot  %q\nwant %q", item, got, want)
 		}
 	})
+}
+
+// deterministic reports whether Convert writes item as want every time: for some keys yaml.v2's
+// order is not a strict one, and then its output depends on the random order of a map's keys.
+func deterministic(t *testing.T, item []byte, want string) bool {
+	for range 20 {
+		if convertedItem(t, item) != want {
+			return false
+		}
+	}
+	return true
 }
 
 func BenchmarkAppendItem(b *testing.B) {
