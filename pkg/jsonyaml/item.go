@@ -340,7 +340,7 @@ func resolvesToString(s []byte) bool {
 		}
 		// ParseFloat reads nothing that starts with a dot and has no digit ("." is a managed
 		// field's key in every object).
-		if bytes.IndexAny(s, "0123456789") < 0 {
+		if !bytes.ContainsAny(s, "0123456789") {
 			return true
 		}
 		_, err := strconv.ParseFloat(transient(s), 64)
