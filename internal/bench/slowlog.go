@@ -29,20 +29,21 @@ func (s *slowApplies) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.partial = append(s.partial, p...)
+	start := 0
 	for {
-		i := bytes.IndexByte(s.partial, '\n')
+		i := bytes.IndexByte(s.partial[start:], '\n')
 		if i < 0 {
 			break
 		}
-		s.line(s.partial[:i])
-		s.partial = s.partial[i+1:]
+		s.line(s.partial[start : start+i])
+		start += i + 1
 	}
 	// A line that never ends must not grow without bound: its start has been seen.
-	if len(s.partial) > 64<<10 {
-		s.line(s.partial)
-		s.partial = s.partial[:0]
+	if len(s.partial)-start > 64<<10 {
+		s.line(s.partial[start:])
+		start = len(s.partial)
 	}
-	s.partial = append([]byte(nil), s.partial...)
+	s.partial = s.partial[:copy(s.partial, s.partial[start:])]
 	return len(p), nil
 }
 

@@ -68,7 +68,7 @@ func (w *Writer) value(dst, val []byte, col, indent, depth int, inline bool) ([]
 	case '[':
 		return w.sequence(dst, val, indent, depth, inline)
 	}
-	dst, ok := appendScalar(dst, val, col, false)
+	dst, ok := appendScalar(dst, val, col)
 	if !ok {
 		return dst, false
 	}
@@ -170,7 +170,7 @@ func emptyCollection(v []byte) bool {
 }
 
 // appendScalar writes a JSON string, number, boolean or null starting at column col.
-func appendScalar(dst, v []byte, col int, key bool) ([]byte, bool) {
+func appendScalar(dst, v []byte, col int) ([]byte, bool) {
 	switch v[0] {
 	case '"':
 		if len(v) < 2 || v[len(v)-1] != '"' {
@@ -180,7 +180,7 @@ func appendScalar(dst, v []byte, col int, key bool) ([]byte, bool) {
 		if bytes.IndexByte(s, '\\') >= 0 || !isASCIIPrintable(s) {
 			return dst, false
 		}
-		return appendString(dst, s, col, key)
+		return appendString(dst, s, col, false)
 	case 't':
 		return append(dst, "true"...), string(v) == "true"
 	case 'f':
