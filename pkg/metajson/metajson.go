@@ -230,43 +230,49 @@ var (
 // appendOwnerReference writes an OwnerReference: apiVersion, kind, name and uid always, controller
 // and blockOwnerDeletion when stored.
 func appendOwnerReference(dst, elem []byte) ([]byte, bool) {
-	return appendMembers(dst, elem, ownerReferenceNames, func(w *memberWriter, i int, raw []byte) bool {
+	return appendMembers(dst, elem, ownerReferenceNames, func(w memberWriter, i int, raw []byte) (memberWriter, bool) {
 		switch {
 		case i >= 4:
-			return raw == nil || w.bool(ownerReferenceNames[i], raw)
+			ok := raw == nil || w.bool(ownerReferenceNames[i], raw)
+			return w, ok
 		case raw == nil:
 			w.name(ownerReferenceNames[i])
 			w.dst = append(w.dst, `""`...)
-			return true
+			return w, true
 		}
-		return w.string(ownerReferenceNames[i], raw, false)
+		ok := w.string(ownerReferenceNames[i], raw, false)
+		return w, ok
 	})
 }
 
 // appendManagedFields writes a ManagedFieldsEntry, its empty members left out.
 func appendManagedFields(dst, elem []byte) ([]byte, bool) {
-	return appendMembers(dst, elem, managedFieldsNames, func(w *memberWriter, i int, raw []byte) bool {
+	return appendMembers(dst, elem, managedFieldsNames, func(w memberWriter, i int, raw []byte) (memberWriter, bool) {
 		switch name := managedFieldsNames[i]; {
 		case raw == nil:
-			return true
+			return w, true
 		case name == "time":
-			return w.time(name, raw)
+			ok := w.time(name, raw)
+			return w, ok
 		case name == "fieldsV1":
 			if !canonicalFields(raw) {
-				return false
+				return w, false
 			}
 			w.name(name)
 			w.dst = append(w.dst, raw...)
-			return true
+			return w, true
 		default:
-			return w.string(name, raw, true)
+			ok := w.string(name, raw, true)
+			return w, ok
 		}
 	})
 }
 
 // appendMembers writes the object elem, whose members may only be names, one member at a time in
-// the order of names (member is given each one's raw value, nil when absent).
-func appendMembers(dst, elem []byte, names []string, member func(w *memberWriter, i int, raw []byte) bool) ([]byte, bool) {
+// the order of names (member is given each one's raw value, nil when absent). The writer goes to
+// member and back by value: a pointer given to a function value moves it to the heap, an allocation
+// for every owner reference and managed-fields entry of every item of a streamed LIST.
+func appendMembers(dst, elem []byte, names []string, member func(w memberWriter, i int, raw []byte) (memberWriter, bool)) ([]byte, bool) {
 	var buf [8][]byte
 	raw := buf[:len(names)]
 	if !readMembers(elem, names, raw) {
@@ -274,7 +280,8 @@ func appendMembers(dst, elem []byte, names []string, member func(w *memberWriter
 	}
 	w := memberWriter{dst: append(dst, '{')}
 	for i := range names {
-		if !member(&w, i, raw[i]) {
+		var ok bool
+		if w, ok = member(w, i, raw[i]); !ok {
 			return w.dst, false
 		}
 	}

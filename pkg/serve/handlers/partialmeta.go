@@ -111,7 +111,7 @@ func (s *scope) appendPartial(dst []byte, kv storage.KeyValue, version string) (
 	var m metajson.Meta
 	if m.Read(kv.Value) {
 		start := len(dst)
-		dst = append(dst, `{"kind":"`+partialObject+`","apiVersion":"`+metav1.GroupName+"/"+version+`","metadata":`...)
+		dst = appendPartialHead(dst, version)
 		if out, ok := m.Append(dst, kv.ModRevision); ok {
 			return append(out, '}'), nil
 		}
@@ -128,13 +128,25 @@ func (s *scope) appendPartial(dst []byte, kv storage.KeyValue, version string) (
 	return append(dst, b...), nil
 }
 
-// storedMetadata returns the metadata object of a stored built-in object that begins with prefix
-// (its kind, apiVersion and the metadata key, as its Go type encodes it); false when it does not.
-func storedMetadata(value []byte, prefix string) ([]byte, bool) {
-	if !bytes.HasPrefix(value, []byte(prefix)) {
+// appendPartialHead writes a PartialObjectMetadata at version up to its metadata's value, in parts:
+// joining version in would allocate for every item of a LIST.
+func appendPartialHead(dst []byte, version string) []byte {
+	dst = append(dst, `{"kind":"`+partialObject+`","apiVersion":"`+metav1.GroupName+"/"...)
+	dst = append(dst, version...)
+	return append(dst, `","metadata":`...)
+}
+
+// storedMetadata returns the metadata object of a stored built-in object that begins with typeMeta
+// (`{"kind":"K","apiVersion":"V",`, as its Go type encodes it) and then its metadata; false when it
+// does not.
+func storedMetadata(value, typeMeta []byte) ([]byte, bool) {
+	rest, ok := bytes.CutPrefix(value, typeMeta)
+	if !ok {
 		return nil, false
 	}
-	rest := value[len(prefix):]
+	if rest, ok = bytes.CutPrefix(rest, []byte(`"metadata":`)); !ok {
+		return nil, false
+	}
 	if n := jsonObjectEnd(rest); n > 0 {
 		return rest[:n], true
 	}

@@ -66,7 +66,7 @@ func TestStoredMetadataMatchesEncoding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fast, ok := storedMetadata(withRV, `{"kind":"ConfigMap","apiVersion":"v1","metadata":`)
+		fast, ok := storedMetadata(withRV, []byte(`{"kind":"ConfigMap","apiVersion":"v1",`))
 		if !ok {
 			t.Fatalf("%s: no metadata found in %s", cm.Name, withRV)
 		}
@@ -82,7 +82,7 @@ func TestStoredMetadataMatchesEncoding(t *testing.T) {
 			t.Errorf("%s:\nfast %s\nslow %s", cm.Name, fast, slow)
 		}
 	}
-	if _, ok := storedMetadata([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{}}`), `{"kind":"ConfigMap","apiVersion":"v1","metadata":`); ok {
+	if _, ok := storedMetadata([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{}}`), []byte(`{"kind":"ConfigMap","apiVersion":"v1",`)); ok {
 		t.Error("a value in another key order took the fast path")
 	}
 }

@@ -81,18 +81,21 @@ func (typedShape) notAList(s *scope) error {
 }
 
 // appendStoredPartial copies out a built-in object's metadata, which is stored as its Go type
-// encodes it and so is already ObjectMeta's JSON, with its resourceVersion spliced in.
+// encodes it and so is already ObjectMeta's JSON, with its resourceVersion spliced in. The object is
+// spliced into dst's spare room after the head, and its metadata moved down over it: a LIST reuses
+// dst, so an item costs no allocation.
 func (typedShape) appendStoredPartial(dst []byte, s *scope, kv storage.KeyValue, version string) ([]byte, bool, error) {
-	obj, err := storage.AppendWithResourceVersion(nil, kv)
+	start := len(dst)
+	dst = appendPartialHead(dst, version)
+	obj, err := storage.AppendWithResourceVersion(dst[len(dst):], kv)
 	if err != nil {
-		return dst, false, err
+		return dst[:start], false, err
 	}
-	meta, ok := storedMetadata(obj, `{"kind":"`+s.ObjectGVK.Kind+`","apiVersion":"`+s.GVR.GroupVersion().String()+`","metadata":`)
+	meta, ok := storedMetadata(obj, s.itemTypeMeta)
 	if !ok {
-		return dst, false, nil
+		return dst[:start], false, nil
 	}
-	dst = append(dst, `{"kind":"`+partialObject+`","apiVersion":"`+metav1.GroupName+"/"+version+`","metadata":`...)
-	dst = append(dst, meta...)
+	dst = append(dst, meta...) // copy's memmove: meta may lie in dst's spare room, ahead of its end
 	return append(dst, '}'), true, nil
 }
 
