@@ -9,6 +9,7 @@ import (
 	apiproxy "k8s.io/apiserver/pkg/util/proxy"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
@@ -29,6 +30,7 @@ import (
 type clients struct {
 	kube      kubernetes.Interface
 	dynamic   dynamic.Interface
+	metadata  metadata.Interface
 	informers informers.SharedInformerFactory
 	// mapper answers from the server's discovery; Reset it when a lookup misses, as kube's
 	// deferred mapper is used.
@@ -89,9 +91,14 @@ func buildClients(handler http.Handler) (*clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the in-process dynamic client: %w", err)
 	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the in-process metadata client: %w", err)
+	}
 	return &clients{
 		kube:      kube,
 		dynamic:   dyn,
+		metadata:  meta,
 		informers: informers.NewSharedInformerFactory(kube, 0),
 		mapper:    restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
 		loopback:  l,
@@ -141,6 +148,6 @@ func (c *clients) apiServices() (aggregatorclient.Interface, aggregatorinformers
 
 // kindsControllerContext is what a kind's controller is built from (kinds.ControllerContext).
 func kindsControllerContext(cfg *serve.Config, cl *clients, name string, signing kinds.Signing) kinds.ControllerContext {
-	return kinds.ControllerContext{Client: cl.kube, Dynamic: cl.dynamic, Informers: cl.informers,
+	return kinds.ControllerContext{Client: cl.kube, Dynamic: cl.dynamic, Metadata: cl.metadata, Informers: cl.informers,
 		Logger: cfg.Logger.With("controller", name), Signing: signing}
 }

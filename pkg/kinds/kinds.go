@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 
 	"github.com/apictl/apictl/pkg/routes/model"
 )
@@ -223,8 +224,12 @@ type Controller struct {
 
 // ControllerContext is what a kind's controller is built from: clients of the server itself.
 type ControllerContext struct {
-	Client    kubernetes.Interface
-	Dynamic   dynamic.Interface
+	Client  kubernetes.Interface
+	Dynamic dynamic.Interface
+	// Metadata lists and watches objects as PartialObjectMetadata: for controllers that need only
+	// their metadata, as kube-controller-manager's use metadata informers, without decoding (and
+	// keeping) whole objects.
+	Metadata  metadata.Interface
 	Informers informers.SharedInformerFactory
 	Logger    *slog.Logger
 	// Signing is the CA kube-controller-manager's CSR signers sign with.

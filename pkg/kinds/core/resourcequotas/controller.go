@@ -3,9 +3,14 @@ package resourcequotas
 // Ported from k8s.io/kubernetes v1.37.2 pkg/controller/resourcequota/resource_quota_controller.go
 // and cmd/kube-controller-manager/app/core.go (newResourceQuotaController). Where it differs:
 //   - it logs through slog and stops with its ctx;
-//   - every run builds its own queues, monitors and dynamic informers, so that a replica that
-//     loses the controllers' Lease and wins it back starts clean (the shared ResourceQuota informer
-//     stays, and the handler a run adds goes with the run);
+//   - every run builds its own queues, monitors and informers, so that a replica that loses the
+//     controllers' Lease and wins it back starts clean (the shared ResourceQuota informer stays, and
+//     the handler a run adds goes with the run);
+//   - its informers are metadata informers but for services, whose evaluator reads their spec: kube
+//     gives it metadata informers for every resource without a typed informer
+//     (ObjectOrMetadataInformerFactory), and apictl's counted resources (ConfigMaps, Secrets, any
+//     count/<resource>.<group>) need nothing but metadata. Whole objects, decoded, cost a million
+//     custom objects 3.3 GB of heap (issue 38's scale run);
 //   - full resyncs come from enqueueAll only (kube adds the same period to its informer handler);
 //   - a status write that leaves status.hard apart from spec.hard is corrected at once, not at the
 //     next full resync (see handlers).
@@ -32,6 +37,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/metadata/metadatainformer"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -69,6 +75,11 @@ func newController(c kinds.ControllerContext) (func(ctx context.Context), error)
 	return func(ctx context.Context) {
 		dyn := dynamicinformer.NewDynamicSharedInformerFactory(c.Dynamic, 0)
 		defer dyn.Shutdown()
+		var meta metadatainformer.SharedInformerFactory // none: every resource's objects whole
+		if c.Metadata != nil {
+			meta = metadatainformer.NewSharedInformerFactory(c.Metadata, 0)
+			defer meta.Shutdown()
+		}
 		discoveryFunc := c.Client.Discovery().ServerPreferredNamespacedResources
 		var rq *quotaController
 		// Discovery fails only while the server is not serving yet: try again until it does.
@@ -76,7 +87,7 @@ func newController(c kinds.ControllerContext) (func(ctx context.Context), error)
 			var err error
 			rq, err = newQuotaController(ctx, controllerOptions{
 				quotaClient: c.Client.CoreV1(), rqInformer: rqs, discoveryFunc: discoveryFunc,
-				informers: dynamicSource{f: dyn, rqs: rqs}, logger: log,
+				informers: runSource{objects: dyn, metadata: meta, rqs: rqs}, logger: log,
 			})
 			if err != nil {
 				log.Warn("starting the quota controller", "err", err)
@@ -100,23 +111,28 @@ type informerSource interface {
 	Start(stop <-chan struct{})
 }
 
-// dynamicSource serves every resource from one run's dynamic informers, but ResourceQuotas, from the
-// shared informer whose events drive the controller: a quota counts itself (the resourcequotas
-// resource), and counted from a second cache it could be missing there when its own add event is
-// handled, as happened with three replicas, leaving status.used at 0 until the next full resync. kube
-// has one informer per resource for both.
-type dynamicSource struct {
-	f   dynamicinformer.DynamicSharedInformerFactory
-	rqs coreinformers.ResourceQuotaInformer
+// runSource serves services from one run's dynamic informers, ResourceQuotas from the shared
+// informer whose events drive the controller, and every other resource from the run's metadata
+// informers. ResourceQuotas: a quota counts itself (the resourcequotas resource), and counted from a
+// second cache it could be missing there when its own add event is handled, as happened with three
+// replicas, leaving status.used at 0 until the next full resync. kube has one informer per resource
+// for both.
+type runSource struct {
+	objects  dynamicinformer.DynamicSharedInformerFactory
+	metadata metadatainformer.SharedInformerFactory
+	rqs      coreinformers.ResourceQuotaInformer
 }
 
 var resourceQuotas = corev1.SchemeGroupVersion.WithResource("resourcequotas")
 
-func (d dynamicSource) ForResource(gvr schema.GroupVersionResource) (informers.GenericInformer, error) {
-	if gvr == resourceQuotas && d.rqs != nil {
-		return sharedQuotas{d.rqs.Informer()}, nil
+func (s runSource) ForResource(gvr schema.GroupVersionResource) (informers.GenericInformer, error) {
+	switch {
+	case gvr == resourceQuotas && s.rqs != nil:
+		return sharedQuotas{s.rqs.Informer()}, nil
+	case gvr == servicesResource || s.metadata == nil:
+		return s.objects.ForResource(gvr), nil
 	}
-	return d.f.ForResource(gvr), nil
+	return s.metadata.ForResource(gvr), nil
 }
 
 // sharedQuotas is the shared ResourceQuota informer as a generic one.
@@ -127,7 +143,12 @@ func (s sharedQuotas) Lister() cache.GenericLister {
 	return cache.NewGenericLister(s.inf.GetIndexer(), resourceQuotas.GroupResource())
 }
 
-func (d dynamicSource) Start(stop <-chan struct{}) { d.f.Start(stop) }
+func (s runSource) Start(stop <-chan struct{}) {
+	s.objects.Start(stop)
+	if s.metadata != nil {
+		s.metadata.Start(stop)
+	}
+}
 
 // namespacedResourcesFunc lists the namespaced resources the server serves.
 type namespacedResourcesFunc func() ([]*metav1.APIResourceList, error)
