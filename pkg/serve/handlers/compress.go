@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/klauspost/compress/gzip"
+	"github.com/apictl/apictl/pkg/gzipstream"
 )
 
 // kube-apiserver's APIResponseCompression (k8s.io/apiserver responsewriters, writers.go and
@@ -17,28 +17,33 @@ const (
 	// gzipThreshold is kube's defaultGzipThresholdBytes: a response is compressed only when it is
 	// larger, because below it gzip costs the server more CPU than it saves the network.
 	gzipThreshold = 128 << 10
-	// gzipLevel is kube's gzipContentEncodingLevel: the least CPU for a ratio within 1.1-1.5x of the
-	// best (kubernetes/kubernetes#112296).
-	gzipLevel = gzip.BestSpeed
+	// gzipCacheBytes bounds the compressed LIST chunks kept to be sent again (gzipPool.chunks).
+	gzipCacheBytes = 32 << 20
 )
 
-// gzipPool holds gzip writers for reuse: a compressor carries over half a megabyte of tables, too
-// much to allocate for every large response.
-type gzipPool struct{ pool sync.Pool }
+// gzipPool holds gzip writers for reuse (a compressor carries over half a megabyte of tables, too
+// much to allocate for every large response), and the chunks of LISTs compressed already, which a
+// LIST of the same objects sends again rather than compressing them again (gzipstream). Level 1,
+// kube's gzipContentEncodingLevel, is gzipstream.Level: the least CPU for a ratio within 1.1-1.5x of
+// the best (kubernetes/kubernetes#112296).
+type gzipPool struct {
+	pool   sync.Pool
+	chunks *gzipstream.Cache
+}
 
-func (p *gzipPool) get(w io.Writer) *gzip.Writer {
-	gz, _ := p.pool.Get().(*gzip.Writer)
+func newGzipPool() *gzipPool { return &gzipPool{chunks: gzipstream.NewCache(gzipCacheBytes)} }
+
+func (p *gzipPool) get(w io.Writer) *gzipstream.Writer {
+	gz, _ := p.pool.Get().(*gzipstream.Writer)
 	if gz == nil {
-		// NewWriterLevel fails only for a level out of range; gzipLevel is in range.
-		gz, _ = gzip.NewWriterLevel(w, gzipLevel)
-		return gz
+		return gzipstream.NewWriter(w, p.chunks)
 	}
-	gz.Reset(w)
+	gz.Reset(w, p.chunks)
 	return gz
 }
 
-func (p *gzipPool) put(gz *gzip.Writer) {
-	gz.Reset(io.Discard) // so the pool does not keep the response writer alive
+func (p *gzipPool) put(gz *gzipstream.Writer) {
+	gz.Reset(io.Discard, nil) // so the pool does not keep the response writer alive
 	p.pool.Put(gz)
 }
 
@@ -70,14 +75,15 @@ func acceptsGzip(r *http.Request) bool {
 // The compressor emits a deflate block every 64 KiB of input, so a streamed LIST stays streamed:
 // nothing holds more than a block of it. A streamed LIST compresses its chunks in its list seat and
 // sends them outside it (stage and send): compressing costs more CPU than producing the chunk, and
-// the seats exist to bound the CPU that big LISTs take (listbody.go).
+// the seats exist to bound the CPU that big LISTs take (listbody.go). Each staged chunk is
+// compressed on its own, and sent from the pool's cache when the same bytes were compressed before.
 type gzipWriter struct {
 	http.ResponseWriter
 	pool *gzipPool
 	// code is the status the handler asked for, sent with the first write; 0 before it asks.
 	code    int
 	decided bool
-	gz      *gzip.Writer // nil unless compressing; it writes to sink
+	gz      *gzipstream.Writer // nil unless compressing; it writes to sink
 	sink    gzipSink
 	// staged is what stage produced and send has not sent: compressed bytes in sink's buffer, or the
 	// caller's bytes as they are when the response is not compressed.
@@ -132,7 +138,7 @@ func (w *gzipWriter) stage(p []byte) error {
 	}
 	w.sink.buf.Reset()
 	w.sink.staging = true
-	_, err := w.gz.Write(p)
+	err := w.gz.WriteChunk(p)
 	w.sink.staging = false
 	w.staged = w.sink.buf.Bytes()
 	return err

@@ -69,7 +69,7 @@ func TestGzipWriter(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			w := &gzipWriter{ResponseWriter: rec, pool: &gzipPool{}}
+			w := &gzipWriter{ResponseWriter: rec, pool: newGzipPool()}
 			var want []byte
 			for _, p := range tt.writes {
 				want = append(want, p...)
@@ -134,7 +134,7 @@ func TestGzipWriterStreams(t *testing.T) {
 	for _, staged := range []bool{false, true} {
 		t.Run("staged="+strconv.FormatBool(staged), func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			w := &gzipWriter{ResponseWriter: rec, pool: &gzipPool{}}
+			w := &gzipWriter{ResponseWriter: rec, pool: newGzipPool()}
 			w.WriteHeader(http.StatusOK)
 			// A chunk at a time, as listStream writes.
 			for rest := sent.Bytes(); len(rest) > 0; {

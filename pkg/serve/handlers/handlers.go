@@ -88,7 +88,7 @@ type API struct {
 	// next chunk only in a seat.
 	listSeats chan struct{}
 	// gzip holds the compressors of large responses (compress.go).
-	gzip gzipPool
+	gzip *gzipPool
 	// env is what every route's store shares with the API.
 	env *store.Env
 }
@@ -116,7 +116,7 @@ func New(cfg Config) (*API, error) {
 		cfg.MinRequestTimeout = 1800 * time.Second
 	}
 	a := &API{cfg: cfg, builtin: map[scopeKey]*scope{}, wake: make(chan struct{}, 1),
-		recentlyDeleted: newRecentSet(namespaceLiveLookupTTL, recentlyDeletedMax), listSeats: newListSeats()}
+		recentlyDeleted: newRecentSet(namespaceLiveLookupTTL, recentlyDeletedMax), listSeats: newListSeats(), gzip: newGzipPool()}
 	a.env = &store.Env{Now: cfg.Now, Authorizer: cfg.Authorizer, Escalation: cfg.Escalation, Admission: a.activeAdmission,
 		Mapper: equivalents{a}, CheckNamespace: a.checkNamespace, NamespaceMarked: a.namespaceMarked}
 	var err error
@@ -181,7 +181,7 @@ func (a *API) ServeResource(w http.ResponseWriter, r *http.Request, route *route
 		a.serveResource(w, r, route, p)
 		return
 	}
-	gw := &gzipWriter{ResponseWriter: w, pool: &a.gzip}
+	gw := &gzipWriter{ResponseWriter: w, pool: a.gzip}
 	a.serveResource(gw, r, route, p)
 	// Not deferred: a handler that panics to abort its response must not have the stream ended. Its
 	// error is the client's connection failing, which the handlers' own writes ignore too.
