@@ -14,10 +14,22 @@
 //	BENCH_SCALE_DATA=/tmp/scale ...                           # keep the seeded objects for the next run
 //	BENCH_APICTL=/tmp/apictl-old go test ./bench -run TestHarness -v  # measure a prebuilt apictl
 //	BENCH_PEER=1 BENCH_DURATION=2s go test ./bench -run TestHarness -v -count=1  # vs upstream (issue 17)
+//	BENCH_BEFORE=/tmp/apictl-old BENCH_FULL=1 go test ./bench -run TestHarness -v -count=1  # vs an earlier apictl
+//	bench/listbytes.sh /tmp/apictl-old /tmp/apictl-new /tmp/scale  # the same list bytes from both (issue 38)
 //
 // BENCH_PEER=1 runs only the peer comparison: it builds k8s.io/apiextensions-apiserver at go.mod's
 // version (minutes on a cold cache) and measures it and apictl alternately on one etcd, with one CRD,
 // the same objects and client, printing apictl ÷ upstream with each server's CPU per request.
+//
+// BENCH_BEFORE=BINARY runs only the before comparison: the same, with another apictl binary (an
+// earlier commit's) in the upstream server's place, on ConfigMaps over plain HTTP/1.1, and the LISTs
+// measured again asking for gzip ("LIST gzip", "LIST rv=0 gzip"; the client reads the compressed
+// bytes), after a check that apictl's compressed LIST decompresses to its uncompressed one. A change
+// is judged by it where two separate runs of one binary differ by more than the change.
+//
+// bench/listbytes.sh OLD NEW DIR starts both binaries in turn on copies of a scale run's kept data
+// (BENCH_SCALE_DATA=DIR) and fails unless kubectl get -o yaml --chunk-size=0 and curl's indented JSON,
+// YAML and Table of the whole list are byte for byte the same from both.
 //
 // BENCH_SCALE_OBJECTS=N (at least 1000; 1 or 1m for 1,000,000) adds the scale measurement on a server
 // of its own: N custom objects of one CRD (BENCH_SCALE_KIND=configmaps: ConfigMaps) seeded in 100

@@ -40,6 +40,7 @@ const (
 	envFeatures  = "BENCH_FEATURES"
 	envApictl    = "BENCH_APICTL"
 	envPeer      = "BENCH_PEER"
+	envBefore    = "BENCH_BEFORE"
 )
 
 // upstreamPackage is the upstream server the peer mode compares with, built at go.mod's version.
@@ -74,6 +75,8 @@ type settings struct {
 	apictl string
 	// peer runs only the comparison with the upstream apiextensions-apiserver (BENCH_PEER).
 	peer bool
+	// before runs only the comparison with an earlier apictl binary (BENCH_BEFORE).
+	before string
 }
 
 func readSettings(short bool, getenv func(string) string) (settings, error) {
@@ -93,6 +96,7 @@ func readSettings(short bool, getenv func(string) string) (settings, error) {
 		scaleRepr:   getenv(envScaleRepr),
 		scaleStress: isTrue(getenv(envStress)),
 		peer:        isTrue(getenv(envPeer)),
+		before:      getenv(envBefore),
 	}
 	s.duration = bench.DefaultDuration
 	if s.short {
@@ -180,11 +184,16 @@ func TestHarness(t *testing.T) {
 	if s.features {
 		args = append(args, "-features")
 	}
-	if s.peer {
-		// Building the upstream server takes minutes on a cold cache, which is why it is not in
-		// CI's run.
-		t.Logf("building %s at go.mod's version", upstreamPackage)
-		peer := append(args[:len(args):len(args)], "-upstream", build(ctx, t, dir, "apiextensions-apiserver", upstreamPackage))
+	if s.peer || s.before != "" {
+		var peer []string
+		if s.before != "" {
+			peer = append(args[:len(args):len(args)], "-before", s.before)
+		} else {
+			// Building the upstream server takes minutes on a cold cache, which is why it is not in
+			// CI's run.
+			t.Logf("building %s at go.mod's version", upstreamPackage)
+			peer = append(args[:len(args):len(args)], "-upstream", build(ctx, t, dir, "apiextensions-apiserver", upstreamPackage))
+		}
 		if s.only != "" {
 			peer = append(peer, "-only", s.only)
 		}
@@ -343,6 +352,7 @@ func TestReadSettings(t *testing.T) {
 		{name: "scale of an unknown kind", env: map[string]string{"BENCH_SCALE_KIND": "pods"}, wantErr: `BENCH_SCALE_KIND="pods": want one of ["custom" "configmaps"]`},
 		{name: "features on", env: map[string]string{"BENCH_FEATURES": "1"}, want: settings{short: true, duration: 300 * time.Millisecond, features: true}},
 		{name: "peer", env: map[string]string{"BENCH_PEER": "1", "BENCH_DURATION": "2s"}, want: settings{short: true, duration: 2 * time.Second, peer: true}},
+		{name: "before", env: map[string]string{"BENCH_BEFORE": "/tmp/apictl-old", "BENCH_ONLY": "LIST gzip"}, want: settings{short: true, duration: 300 * time.Millisecond, before: "/tmp/apictl-old", only: "LIST gzip"}},
 		{name: "prebuilt apictl", env: map[string]string{"BENCH_APICTL": "/tmp/apictl"}, want: settings{short: true, duration: 300 * time.Millisecond, apictl: "/tmp/apictl"}},
 	}
 	for _, tt := range tests {

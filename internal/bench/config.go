@@ -76,6 +76,10 @@ type Config struct {
 	// comparison (Peer) of apictl with it, using Duration, Warmup, Concurrency, ListObjects, Settle
 	// and Only, and none of the other measurements.
 	Upstream string
+	// Before, when set, is another apictl binary (an earlier commit's), and Run does only the before
+	// comparison (Peer, the other side named "before") of the two, with BeforeOperations, using the
+	// same settings as the peer comparison.
+	Before string
 
 	// WorkDir is where the run's temporary directory is made (default os.TempDir()). Everything the
 	// run writes goes there and is removed at the end.
@@ -123,10 +127,17 @@ func (c Config) complete() (Config, error) {
 			errs = append(errs, fmt.Errorf("concurrency %d: want at least 1", n))
 		}
 	}
+	ops := ServerOperations()
+	if c.Before != "" {
+		ops = BeforeOperations()
+	}
 	for _, o := range c.Only {
-		if !slices.Contains(ServerOperations(), o) {
-			errs = append(errs, fmt.Errorf("operation %q: want one of %q", o, ServerOperations()))
+		if !slices.Contains(ops, o) {
+			errs = append(errs, fmt.Errorf("operation %q: want one of %q", o, ops))
 		}
+	}
+	if c.Before != "" && c.Upstream != "" {
+		errs = append(errs, errors.New("both an upstream and a before binary given: the peer and the before comparisons run alone"))
 	}
 	if c.ScaleObjects > 0 && c.ScaleObjects < MinScaleObjects {
 		errs = append(errs, fmt.Errorf("scale objects %d: want 0 or at least %d", c.ScaleObjects, MinScaleObjects))
@@ -182,6 +193,12 @@ func ServerOperations() []Operation {
 		ops = append(ops, step.server...)
 	}
 	return ops
+}
+
+// BeforeOperations are the operations the before comparison measures: the server's, and its LISTs
+// again asking for gzip.
+func BeforeOperations() []Operation {
+	return append(ServerOperations(), OpListGzip, OpListRVGzip)
 }
 
 // measures says whether the run measures server operation o.

@@ -34,8 +34,14 @@ const (
 
 // Peer is the outcome of the peer comparison.
 type Peer struct {
-	// Upstream names the upstream server's module and version, as its binary records them.
+	// Upstream names the upstream server's module and version, as its binary records them; or, in
+	// the before comparison, the earlier apictl.
 	Upstream string `json:"upstream"`
+	// Other is what the other side is called in the report: "upstream", or "before" in the before
+	// comparison, whose numbers the Upstream fields hold.
+	Other string `json:"other,omitempty"`
+	// Encodings says, for the before comparison, how each side answered a LIST asking for gzip.
+	Encodings []string `json:"encodings,omitempty"`
 	// Client describes the measured client, the same for both servers.
 	Client string `json:"client"`
 	// Objects is what GET reads and LIST returns: the seeded custom objects of one CRD.
@@ -214,7 +220,7 @@ func comparePeer(ctx context.Context, cfg Config, dir string) (_ *Peer, err erro
 		}
 	}
 	admin := func(s *server, c int) (httpTarget, error) { return s.target(ViaHTTP2, c) }
-	if p.Results, err = measurePeerRows(ctx, cfg, sides, etcd.proc, kind, admin, "peer"); err != nil {
+	if p.Results, err = measurePeerRows(ctx, cfg, sides, etcd.proc, kind, admin, "peer", ServerOperations()); err != nil {
 		return nil, err
 	}
 	if cfg.Features {
@@ -234,7 +240,7 @@ func comparePeer(ctx context.Context, cfg Config, dir string) (_ *Peer, err erro
 // target gives, alternately, and keeps each side's best of PeerRounds rounds. Creates are named
 // after label.
 func measurePeerRows(ctx context.Context, cfg Config, sides []*peerSide, etcd *process, kind objectKind,
-	target func(s *server, c int) (httpTarget, error), label string) ([]PeerResult, error) {
+	target func(s *server, c int) (httpTarget, error), label string, ops []Operation) ([]PeerResult, error) {
 	var results []PeerResult
 	w := window{Warmup: cfg.Warmup, Duration: cfg.Duration}
 	turn := 0
@@ -248,7 +254,7 @@ func measurePeerRows(ctx context.Context, cfg Config, sides []*peerSide, etcd *p
 			defer h.client.CloseIdleConnections()
 			targets[i] = h
 		}
-		for _, o := range ServerOperations() {
+		for _, o := range ops {
 			if !cfg.measures(o) {
 				continue
 			}

@@ -85,7 +85,7 @@ func comparePeerFeatures(ctx context.Context, cfg Config, dir string, sides []*p
 		}
 	}()
 	authz := func(s *server, c int) (httpTarget, error) { return s.authzTarget(ctx, c) }
-	results, err := measurePeerRows(ctx, cfg, sides, etcd, kind, authz, "peerf")
+	results, err := measurePeerRows(ctx, cfg, sides, etcd, kind, authz, "peerf", ServerOperations())
 	if err != nil {
 		return nil, err
 	}

@@ -14,11 +14,15 @@ import (
 // operation on both servers, then their start-up and memory, each with apictl ÷ upstream.
 func (r *Report) writePeerText(w io.Writer) error {
 	e, p := r.Environment, r.Peer
+	other := p.other()
 	var b strings.Builder
 	fmt.Fprintf(&b, "apictl serve vs %s: %s %s/%s, GOMAXPROCS %d, %d CPUs (%s)\n", p.Upstream, e.GoVersion, e.OS, e.Arch, e.GOMAXPROCS, e.NumCPU, e.CPUModel)
 	fmt.Fprintf(&b, "each measurement %s after a %s warm-up, the two servers alternating which goes first, each keeping its best of %d rounds\n", e.Duration, e.Warmup, PeerRounds)
 	fmt.Fprintf(&b, "both on one etcd (%s), each under a prefix of its own; objects: %s\n", e.Etcd, p.Objects)
 	fmt.Fprintf(&b, "clients: %s\n", p.Client)
+	if len(p.Encodings) > 0 {
+		fmt.Fprintf(&b, "a LIST asking for gzip came back with Content-Encoding: %s\n", strings.Join(p.Encodings, ", "))
+	}
 	if len(p.StubAsked) > 0 {
 		fmt.Fprintf(&b, "the upstream server asked the core API stub: %s\n", strings.Join(p.StubAsked, ", "))
 	}
@@ -27,23 +31,35 @@ func (r *Report) writePeerText(w io.Writer) error {
 		return err
 	}
 	tables := []output.Table{
-		resultsTable(fmt.Sprintf("apictl ÷ upstream, %d objects listed (CPU: the server process's, per request)", p.Listed), p.Results),
-		cpuTable("where each request's CPU went (per request; busy: the share of all CPUs the three used)", p.Results),
+		resultsTable(other, fmt.Sprintf("apictl ÷ %s, %d objects listed (CPU: the server process's, per request)", other, p.Listed), p.Results),
+		cpuTable(other, "where each request's CPU went (per request; busy: the share of all CPUs the three used)", p.Results),
 	}
 	if len(p.FeaturesResults) > 0 {
 		tables = append(tables,
-			resultsTable("with features on: "+p.Features, p.FeaturesResults),
-			cpuTable("with features on, where each request's CPU went", p.FeaturesResults))
+			resultsTable(other, "with features on: "+p.Features, p.FeaturesResults),
+			cpuTable(other, "with features on, where each request's CPU went", p.FeaturesResults))
 	}
-	return writeTables(w, append(tables, p.processTable()))
+	if p.Other == "" {
+		tables = append(tables, p.processTable())
+	}
+	return writeTables(w, tables)
+}
+
+// other is what the report calls the side apictl is compared with.
+func (p *Peer) other() string {
+	if p.Other == "" {
+		return "upstream"
+	}
+	return p.Other
 }
 
 // resultsTable shows each operation's throughput and the servers' CPU per request.
-func resultsTable(title string, results []PeerResult) output.Table {
+func resultsTable(other, title string, results []PeerResult) output.Table {
+	o := strings.ToUpper(other)
 	t := output.Table{
 		Title: title,
-		Header: []string{"OPERATION", "CONC", "UPSTREAM REQ/S", "APICTL REQ/S", "RATIO",
-			"UPSTREAM CPU/REQ", "APICTL CPU/REQ", "CPU RATIO", "UPSTREAM P99", "APICTL P99", "FAILED"},
+		Header: []string{"OPERATION", "CONC", o + " REQ/S", "APICTL REQ/S", "RATIO",
+			o + " CPU/REQ", "APICTL CPU/REQ", "CPU RATIO", o + " P99", "APICTL P99", "FAILED"},
 	}
 	for _, r := range results {
 		t.Rows = append(t.Rows, []string{string(r.Operation), strconv.Itoa(r.Concurrency),
@@ -59,7 +75,7 @@ func resultsTable(title string, results []PeerResult) output.Table {
 // cpuTable shows, per request, the CPU time of the server, of etcd and of the harness's client, and
 // how busy they kept the machine's CPUs: on a machine they fill, a server's throughput is bounded by
 // all three, not by its own cost alone.
-func cpuTable(title string, results []PeerResult) output.Table {
+func cpuTable(other, title string, results []PeerResult) output.Table {
 	t := output.Table{
 		Title:  title,
 		Header: []string{"OPERATION", "CONC", "SERVER", "REQ/S", "SERVER CPU", "ETCD CPU", "CLIENT CPU", "BUSY"},
@@ -68,7 +84,7 @@ func cpuTable(title string, results []PeerResult) output.Table {
 		for _, side := range []struct {
 			name string
 			s    PeerSide
-		}{{"upstream", r.Upstream}, {"apictl", r.Apictl}} {
+		}{{other, r.Upstream}, {"apictl", r.Apictl}} {
 			t.Rows = append(t.Rows, []string{string(r.Operation), strconv.Itoa(r.Concurrency), side.name,
 				formatRate(side.s.PerSecond), formatLatency(side.s.CPUPerRequest),
 				formatLatency(side.s.EtcdCPUPerRequest), formatLatency(side.s.ClientCPUPerRequest),
@@ -105,7 +121,7 @@ func (p *Peer) problems() []error {
 			for _, side := range []struct {
 				name string
 				s    PeerSide
-			}{{"upstream", r.Upstream}, {"apictl", r.Apictl}} {
+			}{{p.other(), r.Upstream}, {"apictl", r.Apictl}} {
 				if side.s.Failed > 0 {
 					errs = append(errs, fmt.Errorf("%s, %s at concurrency %d on %s: %d requests failed, the first with: %s",
 						set.name, r.Operation, r.Concurrency, side.name, side.s.Failed, side.s.FirstError))

@@ -304,3 +304,29 @@ func TestPeerSideBest(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteTextBefore prints a before comparison: the other side named "before", how each side
+// answered a LIST asking for gzip, and no process table.
+func TestWriteTextBefore(t *testing.T) {
+	us := func(n int) time.Duration { return time.Duration(n) * time.Microsecond }
+	r := samplePeer()
+	r.Peer = &Peer{
+		Upstream: "apictl /tmp/apictl-cf2ae71", Other: "before",
+		Client:  "http/1.1 on the insecure port, one client per concurrency",
+		Objects: "ConfigMaps", Listed: 1000,
+		Encodings: []string{"before: none", "apictl: gzip"},
+		Results: []PeerResult{
+			{Operation: OpListGzip, Concurrency: 8,
+				Upstream: PeerSide{PerSecond: 1177, P50: us(6000), P99: us(15400), CPUPerRequest: us(547), EtcdCPUPerRequest: us(142), ClientCPUPerRequest: us(333), Busy: 0.59},
+				Apictl:   PeerSide{PerSecond: 1150, P50: us(6100), P99: us(16000), CPUPerRequest: us(560), EtcdCPUPerRequest: us(140), ClientCPUPerRequest: us(180), Busy: 0.57, Failed: 1, FirstError: "GET: 429"}},
+		},
+	}
+	var b bytes.Buffer
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "before.txt", b.Bytes())
+	if err := r.Check(false); err == nil || !strings.Contains(err.Error(), "LIST gzip at concurrency 8 on apictl: 1 requests failed") {
+		t.Errorf("Check: %v, want apictl's failed LIST", err)
+	}
+}

@@ -46,6 +46,12 @@ func Run(ctx context.Context, cfg Config) (_ *Report, err error) {
 	env := currentEnvironment()
 	env.Warmup, env.Duration, env.Short = cfg.Warmup, cfg.Duration, cfg.Short
 	report := &Report{Environment: env}
+	if cfg.Before != "" {
+		if report.Peer, err = compareBefore(ctx, cfg, filepath.Join(dir, "before")); err != nil {
+			return nil, err
+		}
+		return report, nil
+	}
 	if cfg.Upstream != "" {
 		report.Peer, err = comparePeer(ctx, cfg, filepath.Join(dir, "peer"))
 		if err != nil {

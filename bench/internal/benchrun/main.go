@@ -5,6 +5,7 @@
 //
 //	benchrun -apictl ./apictl -etcd ./benchetcd -duration 5s -json report.json
 //	benchrun -apictl ./apictl -etcd ./benchetcd -upstream ./apiextensions-apiserver -json peer.json
+//	benchrun -apictl ./apictl -etcd ./benchetcd -before ./apictl-old -only "LIST gzip" -json before.json
 //
 // Progress goes to stderr. It exits 1 when the run cannot be completed or leaves goroutines behind;
 // judging the numbers is the caller's job (bench.Report.Check).
@@ -59,9 +60,10 @@ func run(args []string) error {
 	fs.BoolVar(&cfg.ScaleGuard, "scale-guard", false, "judge the scale measurement's guards (CI's version)")
 	fs.StringVar(&cfg.ScaleData, "scale-data", "", "keep the scale measurement's seeded data in this directory and, when it holds as many objects already, restart from it without seeding")
 	fs.StringVar(&cfg.Upstream, "upstream", "", "compare apictl with this upstream apiextensions-apiserver binary, and measure nothing else (issue 17's peer mode)")
+	fs.StringVar(&cfg.Before, "before", "", "compare apictl with this earlier apictl binary, side by side on one etcd, LISTs asking for gzip included, and measure nothing else")
 	fs.StringVar(&cfg.WorkDir, "work-dir", "", "where to make the run's temporary directory (default the system's)")
 	fs.StringVar(&jsonPath, "json", "", "file to write the report to, as JSON")
-	fs.Func("only", "measure only these server operations, comma separated (GET, LIST, \"LIST rv=0\", CREATE, UPDATE), and skip start-up, memory, overload and kubectl",
+	fs.Func("only", "measure only these server operations, comma separated (GET, LIST, \"LIST rv=0\", CREATE, UPDATE; with -before also \"LIST gzip\", \"LIST rv=0 gzip\"), and skip start-up, memory, overload and kubectl",
 		func(v string) error {
 			for _, o := range strings.Split(v, ",") {
 				cfg.Only = append(cfg.Only, bench.Operation(strings.TrimSpace(o)))
