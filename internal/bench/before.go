@@ -115,7 +115,7 @@ func checkGzipList(ctx context.Context, s *server, listed int) (string, error) {
 	if !ok || !bytes.Equal(items, want) {
 		return enc, fmt.Errorf("a LIST asking for gzip (Content-Encoding %q) decompressed to %d bytes other than the %d of the same LIST uncompressed", enc, len(got), plain.Len())
 	}
-	if n := bytes.Count(items, []byte(`"uid":`)); n != listed {
+	if n := bytes.Count(items, []byte(`"name":"`+listNamePrefix)); n != listed {
 		return enc, fmt.Errorf("a LIST asking for gzip has %d items, want %d", n, listed)
 	}
 	return enc, nil
