@@ -132,7 +132,20 @@ func (s runSource) ForResource(gvr schema.GroupVersionResource) (informers.Gener
 	case gvr == servicesResource || s.metadata == nil:
 		return s.objects.ForResource(gvr), nil
 	}
-	return s.metadata.ForResource(gvr), nil
+	inf := s.metadata.ForResource(gvr)
+	// Counting needs no managed fields, the larger half of most objects' metadata: kept, a million
+	// custom objects' would hold hundreds of MiB in this cache. A second ask for the resource finds
+	// the informer started, and the transform set.
+	_ = inf.Informer().SetTransform(trimManagedFields)
+	return inf, nil
+}
+
+// trimManagedFields drops an object's managed fields before the informer caches it.
+func trimManagedFields(obj any) (any, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }
 
 // sharedQuotas is the shared ResourceQuota informer as a generic one.
