@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
-
 )
 
 // text is n bytes like a list's: items alike but not the same, so that deflate finds matches near
